@@ -1,0 +1,166 @@
+"""What every image-to-text recognizer in textrec shares: the encoder output, the teacher-forcing
+shift, the loss, and the `forward` that joins an encoder, a decoder and a classifier.
+
+A recognizer model class lists `EncoderDecoderRecognizerMixin` before `PreTrainedModel`'s subclass
+and `GenerationMixin` among its bases, and provides three sub-modules:
+
+- `self.encoder(pixel_values, pixel_mask)` returning a `RecognizerEncoderOutput`;
+- `self.decoder(input_ids, encoder_hidden_states, encoder_attention_mask, attention_mask,
+  past_key_values, output_attentions)` returning an output with `last_hidden_state`,
+  `self_attentions` and `cross_attentions` (see `TransformerDecoder`);
+- `self.lm_head`, mapping decoder states to vocabulary logits.
+"""
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
+
+
+@dataclass
+class RecognizerEncoderOutput(BaseModelOutput):
+    """
+    Args:
+        last_hidden_state: `(batch, source_length, dim)` visual features as a sequence.
+        attention_mask: `(batch, source_length)` 1 for features of real pixels, 0 for padding;
+            None when no pixel mask was given.
+    """
+
+    attention_mask: torch.LongTensor | None = None
+
+
+def downsample_pixel_mask(pixel_mask: torch.Tensor, feature_size: tuple[int, int]) -> torch.LongTensor:
+    """The pixel mask at feature-map resolution: a feature is valid if its cell covers a real pixel.
+
+    Args:
+        pixel_mask: `(batch, height, width)`, 1 on real pixels.
+        feature_size: `(feature_height, feature_width)`.
+
+    Returns:
+        `(batch, feature_height, feature_width)` long tensor of 0/1.
+    """
+    pooled = F.adaptive_max_pool2d(pixel_mask[:, None].float(), feature_size)
+    return pooled[:, 0].long()
+
+
+def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.LongTensor:
+    """Teacher-forcing inputs: `[start, y_1, ..., y_{n-1}]` from labels `[y_1, ..., y_n]` (-100 read as pad).
+
+    Args:
+        labels: `(batch, target_length)`.
+
+    Returns:
+        `(batch, target_length)` decoder input ids.
+    """
+    shifted = labels.new_full(labels.shape, pad_token_id)
+    shifted[:, 1:] = labels[:, :-1]
+    shifted[:, 0] = decoder_start_token_id
+    return shifted.masked_fill(shifted == -100, pad_token_id)
+
+
+def recognition_loss(logits: torch.Tensor, labels: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
+    """Token-mean cross-entropy over positions whose label is not -100.
+
+    Args:
+        logits: `(batch, target_length, vocab_size)`.
+        labels: `(batch, target_length)`.
+    """
+    return F.cross_entropy(
+        logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100, label_smoothing=label_smoothing
+    )
+
+
+class EncoderDecoderRecognizerMixin:
+    """The `forward` of an encoder-decoder recognizer, with the interface of `VisionEncoderDecoderModel`."""
+
+    main_input_name = "pixel_values"
+    # The loss is a plain token mean: the Trainer must keep dividing it for gradient accumulation.
+    accepts_loss_kwargs = False
+
+    def get_encoder(self):
+        return self.encoder
+
+    def get_decoder(self):
+        return self.decoder
+
+    def get_output_embeddings(self):
+        return self.lm_head
+
+    def set_output_embeddings(self, new_embeddings):
+        self.lm_head = new_embeddings
+
+    def get_input_embeddings(self):
+        return self.decoder.embed_tokens
+
+    def set_input_embeddings(self, value):
+        self.decoder.embed_tokens = value
+
+    def forward(
+        self,
+        pixel_values: torch.FloatTensor | None = None,
+        pixel_mask: torch.LongTensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.LongTensor | None = None,
+        labels: torch.LongTensor | None = None,
+        encoder_outputs: RecognizerEncoderOutput | tuple | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        return_dict: bool | None = None,
+        **kwargs,
+    ) -> Seq2SeqLMOutput:
+        """
+        Args:
+            pixel_values: `(batch, channels, height, width)` images from the processor.
+            pixel_mask: `(batch, height, width)`, 1 on real pixels, 0 on padding.
+            decoder_input_ids: `(batch, target_length)`; built from `labels` when omitted.
+            decoder_attention_mask: `(batch, target_length)` padding mask of the decoder inputs.
+            labels: `(batch, target_length)` target ids ending in eos, padded with -100.
+            encoder_outputs: precomputed encoder output (used by `generate()`).
+            past_key_values: `EncoderDecoderCache` for incremental decoding.
+            use_cache: return the cache for the next step.
+            output_attentions: also return self- and cross-attention weights.
+
+        Returns:
+            `Seq2SeqLMOutput` with `logits (batch, target_length, vocab_size)` and `loss` when
+            `labels` are given.
+        """
+        output_attentions = bool(output_attentions)
+        if encoder_outputs is None:
+            if pixel_values is None:
+                raise ValueError("Pass `pixel_values` (batch, channels, height, width) or `encoder_outputs`.")
+            encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
+        elif not isinstance(encoder_outputs, RecognizerEncoderOutput):
+            encoder_outputs = RecognizerEncoderOutput(*encoder_outputs)
+
+        if decoder_input_ids is None:
+            if labels is None:
+                raise ValueError("Pass `labels` or `decoder_input_ids`.")
+            decoder_input_ids = shift_tokens_right(
+                labels, self.config.pad_token_id, self.config.decoder_start_token_id
+            )
+        if use_cache and past_key_values is None:
+            past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
+
+        decoder_outputs = self.decoder(
+            input_ids=decoder_input_ids,
+            encoder_hidden_states=encoder_outputs.last_hidden_state,
+            encoder_attention_mask=encoder_outputs.attention_mask,
+            attention_mask=decoder_attention_mask,
+            past_key_values=past_key_values,
+            output_attentions=output_attentions,
+        )
+        logits = self.lm_head(decoder_outputs.last_hidden_state)
+        loss = None
+        if labels is not None:
+            loss = recognition_loss(logits, labels, getattr(self.config, "label_smoothing", 0.0))
+        return Seq2SeqLMOutput(
+            loss=loss,
+            logits=logits,
+            past_key_values=past_key_values if use_cache else None,
+            decoder_attentions=decoder_outputs.self_attentions,
+            cross_attentions=decoder_outputs.cross_attentions,
+            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
+        )

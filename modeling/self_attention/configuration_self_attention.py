@@ -1,0 +1,105 @@
+"""Configuration of the self-attention decoder recognizer."""
+
+from transformers import PretrainedConfig
+
+from .presets import ConfigPresetsMixin
+
+
+class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
+    r"""
+    Configuration of [`SelfAttentionRecognizerForTextRecognition`]: a CNN encoder whose feature map is
+    flattened into a sequence with sinusoidal positions, read by a transformer decoder (masked
+    self-attention, cross-attention, ReLU feed-forward, each with residual and LayerNorm).
+
+    Args:
+        vocab_size (`int`): size of the character vocabulary, special tokens included.
+        num_channels (`int`): image channels (1 grey, 3 RGB).
+        cnn_channels (`list[int]`): output channels of the CNN stages; each stage is two 3x3
+            convolutions with batch normalisation and ReLU, then a max-pool.
+        cnn_pooling (`list[list[int]]`): the `(height, width)` pooling of each stage. The default
+            turns a 32-pixel-high line into a feature map 2 high and width/4 wide.
+        d_model (`int`): width of the features and of the decoder.
+        decoder_layers (`int`): number of decoder layers.
+        decoder_attention_heads (`int`): heads of both attentions.
+        decoder_ffn_dim (`int`): inner size of the feed-forward.
+        dropout (`float`): dropout on positions and on each sub-layer output.
+        attention_dropout (`float`): dropout on attention weights.
+        activation_dropout (`float`): dropout after the feed-forward ReLU.
+        scale_embedding (`bool`): multiply token embeddings by sqrt(d_model).
+        label_smoothing (`float`): label smoothing of the cross-entropy.
+        max_target_length (`int`): longest label in tokens, eos included; also the default
+            generation length.
+        initializer_range (`float`): standard deviation of the token embedding initialisation.
+    """
+
+    model_type = "textrec-self-attention"
+    attribute_map = {
+        "hidden_size": "d_model",
+        "num_hidden_layers": "decoder_layers",
+        "num_attention_heads": "decoder_attention_heads",
+    }
+
+    # Presets used by `textrec-train --preset`. The description fixes 4 decoder layers and 4 heads
+    # but no width; `paper` uses the transformer-base width 512.
+    PRESETS = {
+        "tiny": dict(cnn_channels=[8, 16, 32, 32], d_model=32, decoder_layers=2, decoder_ffn_dim=64),
+        "base": dict(cnn_channels=[32, 64, 128, 256], d_model=256, decoder_layers=4, decoder_ffn_dim=1024),
+        "paper": dict(cnn_channels=[64, 128, 256, 512], d_model=512, decoder_layers=4, decoder_ffn_dim=2048),
+    }
+
+    def __init__(
+        self,
+        vocab_size: int = 99,
+        num_channels: int = 1,
+        cnn_channels: list[int] | None = None,
+        cnn_pooling: list[list[int]] | None = None,
+        d_model: int = 256,
+        decoder_layers: int = 4,
+        decoder_attention_heads: int = 4,
+        decoder_ffn_dim: int = 1024,
+        dropout: float = 0.1,
+        attention_dropout: float = 0.0,
+        activation_dropout: float = 0.0,
+        scale_embedding: bool = True,
+        label_smoothing: float = 0.0,
+        max_target_length: int = 128,
+        initializer_range: float = 0.02,
+        pad_token_id: int = 0,
+        bos_token_id: int = 1,
+        eos_token_id: int = 2,
+        decoder_start_token_id: int = 1,
+        is_encoder_decoder: bool = True,
+        tie_word_embeddings: bool = False,
+        **kwargs,
+    ):
+        self.vocab_size = vocab_size
+        self.num_channels = num_channels
+        self.cnn_channels = list(cnn_channels) if cnn_channels is not None else [32, 64, 128, 256]
+        self.cnn_pooling = [list(p) for p in cnn_pooling] if cnn_pooling is not None else [[2, 2], [2, 2], [2, 1], [2, 1]]
+        if len(self.cnn_channels) != len(self.cnn_pooling):
+            raise ValueError(
+                f"cnn_channels has {len(self.cnn_channels)} stages but cnn_pooling has {len(self.cnn_pooling)}."
+            )
+        self.d_model = d_model
+        self.decoder_layers = decoder_layers
+        self.decoder_attention_heads = decoder_attention_heads
+        self.decoder_ffn_dim = decoder_ffn_dim
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.activation_dropout = activation_dropout
+        self.scale_embedding = scale_embedding
+        self.label_smoothing = label_smoothing
+        self.max_target_length = max_target_length
+        self.initializer_range = initializer_range
+        super().__init__(
+            pad_token_id=pad_token_id,
+            bos_token_id=bos_token_id,
+            eos_token_id=eos_token_id,
+            decoder_start_token_id=decoder_start_token_id,
+            is_encoder_decoder=is_encoder_decoder,
+            tie_word_embeddings=tie_word_embeddings,
+            **kwargs,
+        )
+
+
+SelfAttentionRecognizerConfig.register_for_auto_class()

@@ -1,0 +1,119 @@
+"""Self-attention decoder recognizer.
+
+A CNN turns the line image into a feature map; the map is flattened column by column into a
+sequence and sinusoidal positions are added; a transformer decoder of masked self-attention,
+cross-attention over that sequence and a ReLU feed-forward predicts the characters.
+"""
+
+import torch
+from torch import nn
+from transformers import GenerationMixin, PreTrainedModel
+
+from .configuration_self_attention import SelfAttentionRecognizerConfig
+from .initialization import init_recognizer_weights
+from .positional_encoding import SinusoidalPositionalEncoding1D
+from .recognizer import EncoderDecoderRecognizerMixin, RecognizerEncoderOutput, downsample_pixel_mask
+from .transformer_decoder import TransformerDecoder
+
+
+class SelfAttentionRecognizerPreTrainedModel(PreTrainedModel):
+    config_class = SelfAttentionRecognizerConfig
+    base_model_prefix = "recognizer"
+    main_input_name = "pixel_values"
+    supports_gradient_checkpointing = False
+    _no_split_modules = ["TransformerDecoderLayer"]
+
+    def _init_weights(self, module: nn.Module) -> None:
+        init_recognizer_weights(module, self.config.initializer_range)
+
+
+class ConvStage(nn.Sequential):
+    """Two 3x3 convolutions with batch normalisation and ReLU, then a max-pool of `pooling`."""
+
+    def __init__(self, in_channels: int, out_channels: int, pooling: tuple[int, int]):
+        super().__init__(
+            nn.Conv2d(in_channels, out_channels, 3, padding=1, bias=False),
+            nn.BatchNorm2d(out_channels),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(out_channels, out_channels, 3, padding=1, bias=False),
+            nn.BatchNorm2d(out_channels),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(tuple(pooling), tuple(pooling)),
+        )
+
+
+class SelfAttentionRecognizerEncoder(SelfAttentionRecognizerPreTrainedModel):
+    """The CNN encoder, usable alone as a vision model.
+
+    `pixel_values (batch, num_channels, height, width)` → `last_hidden_state (batch, w * h, d_model)`
+    where `(h, w)` is the feature map size (`height / prod(pool heights)`, `width / prod(pool
+    widths)`), flattened column by column so the sequence runs left to right.
+    """
+
+    def __init__(self, config: SelfAttentionRecognizerConfig):
+        super().__init__(config)
+        channels = [config.num_channels, *config.cnn_channels]
+        self.stages = nn.Sequential(
+            *(ConvStage(channels[i], channels[i + 1], config.cnn_pooling[i]) for i in range(len(config.cnn_pooling)))
+        )
+        self.projection = nn.Linear(channels[-1], config.d_model)
+        self.positions = SinusoidalPositionalEncoding1D(config.d_model, config.dropout)
+        self.post_init()
+
+    def forward(
+        self, pixel_values: torch.FloatTensor, pixel_mask: torch.LongTensor | None = None, **kwargs
+    ) -> RecognizerEncoderOutput:
+        """
+        Args:
+            pixel_values: `(batch, num_channels, height, width)`.
+            pixel_mask: `(batch, height, width)`, 1 on real pixels.
+
+        Returns:
+            `RecognizerEncoderOutput` with `last_hidden_state (batch, w * h, d_model)` and
+            `attention_mask (batch, w * h)` when a pixel mask is given.
+        """
+        if pixel_values.ndim != 4 or pixel_values.shape[1] != self.config.num_channels:
+            raise ValueError(
+                f"Expected pixel_values of shape (batch, {self.config.num_channels}, height, width), "
+                f"got {tuple(pixel_values.shape)}."
+            )
+        features = self.stages(pixel_values)
+        if features.shape[-1] == 0 or features.shape[-2] == 0:
+            raise ValueError(f"The image {tuple(pixel_values.shape[-2:])} is too small for the CNN's pooling.")
+        sequence = features.permute(0, 3, 2, 1).flatten(1, 2)
+        hidden_states = self.positions(self.projection(sequence))
+        attention_mask = None
+        if pixel_mask is not None:
+            feature_mask = downsample_pixel_mask(pixel_mask, features.shape[-2:])
+            attention_mask = feature_mask.transpose(1, 2).flatten(1)
+        return RecognizerEncoderOutput(last_hidden_state=hidden_states, attention_mask=attention_mask)
+
+
+class SelfAttentionRecognizerForTextRecognition(
+    EncoderDecoderRecognizerMixin, SelfAttentionRecognizerPreTrainedModel, GenerationMixin
+):
+    """CNN encoder + transformer decoder + linear classifier, with the interface of
+    `VisionEncoderDecoderModel`: `pixel_values` and `labels` in, `Seq2SeqLMOutput` out, `generate()`
+    for greedy or beam decoding with a key/value cache."""
+
+    def __init__(self, config: SelfAttentionRecognizerConfig):
+        super().__init__(config)
+        self.encoder = SelfAttentionRecognizerEncoder(config)
+        self.decoder = TransformerDecoder(
+            vocab_size=config.vocab_size,
+            dim=config.d_model,
+            num_layers=config.decoder_layers,
+            num_heads=config.decoder_attention_heads,
+            ffn_dim=config.decoder_ffn_dim,
+            dropout=config.dropout,
+            attention_dropout=config.attention_dropout,
+            activation_dropout=config.activation_dropout,
+            pad_token_id=config.pad_token_id,
+            scale_embedding=config.scale_embedding,
+        )
+        self.lm_head = nn.Linear(config.d_model, config.vocab_size)
+        self.post_init()
+        self.generation_config.max_new_tokens = config.max_target_length
+
+
+SelfAttentionRecognizerForTextRecognition.register_for_auto_class("AutoModelForImageTextToText")

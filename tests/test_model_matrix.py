@@ -1,0 +1,168 @@
+"""The shared test matrix: every architecture in `textrec.modeling.ARCHITECTURES` joins it.
+
+Train-mode forward with loss, a short run whose loss falls, cached and uncached generation,
+beam search, save/load round trip, loading with `trust_remote_code` where textrec is not
+importable, a very wide image, and clear errors on bad input.
+"""
+
+import json
+
+import pytest
+import torch
+from transformers import AutoModelForImageTextToText
+
+from textrec.modeling import ARCHITECTURES
+
+from .remote_code import run_without_textrec
+
+VOCAB_SIZE = 20
+NAMES = sorted(ARCHITECTURES)
+
+
+def tiny_model(name: str, **overrides):
+    config_class, model_class = ARCHITECTURES[name]
+    torch.manual_seed(0)
+    config = config_class.from_preset("tiny", vocab_size=VOCAB_SIZE, max_target_length=12, **overrides)
+    return model_class(config)
+
+
+def image_batch(model, batch_size: int = 2, width: int = 64, seed: int = 0):
+    """Images of the model's channel count and default height, the second one half padding."""
+    generator = torch.Generator().manual_seed(seed)
+    height = getattr(model.config, "image_height", 32)
+    pixel_values = torch.randn(batch_size, model.config.num_channels, height, width, generator=generator)
+    pixel_mask = torch.ones(batch_size, height, width, dtype=torch.long)
+    pixel_mask[1:, :, width // 2 :] = 0
+    pixel_values[1:, :, :, width // 2 :] = 0
+    return pixel_values, pixel_mask
+
+
+LABELS = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, -100, -100]])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_train_forward_gives_loss_and_gradients_everywhere(name):
+    model = tiny_model(name).train()
+    pixel_values, pixel_mask = image_batch(model)
+    output = model(pixel_values=pixel_values, pixel_mask=pixel_mask, labels=LABELS)
+    assert output.logits.shape == (2, LABELS.shape[1], VOCAB_SIZE)
+    assert torch.isfinite(output.loss)
+    output.loss.backward()
+    missing = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
+    assert not missing, f"parameters without gradient: {missing}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_short_training_run_lowers_loss(name):
+    model = tiny_model(name, dropout=0.0).train()
+    pixel_values, pixel_mask = image_batch(model)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(30):
+        loss = model(pixel_values=pixel_values, pixel_mask=pixel_mask, labels=LABELS).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cached_generation_equals_uncached(name):
+    model = tiny_model(name).eval()
+    pixel_values, pixel_mask = image_batch(model)
+    cached = model.generate(pixel_values=pixel_values, pixel_mask=pixel_mask, max_new_tokens=8, do_sample=False)
+    uncached = model.generate(
+        pixel_values=pixel_values, pixel_mask=pixel_mask, max_new_tokens=8, do_sample=False, use_cache=False
+    )
+    assert torch.equal(cached, uncached)
+    assert (cached[:, 0] == model.config.decoder_start_token_id).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_incremental_logits_equal_teacher_forced_logits(name):
+    model = tiny_model(name).eval()
+    pixel_values, pixel_mask = image_batch(model)
+    decoder_input_ids = torch.tensor([[1, 5, 6, 7], [1, 9, 10, 3]])
+    with torch.no_grad():
+        full = model(pixel_values=pixel_values, pixel_mask=pixel_mask, decoder_input_ids=decoder_input_ids).logits
+        encoder_outputs = model.get_encoder()(pixel_values, pixel_mask=pixel_mask)
+        cache, steps = None, []
+        for t in range(decoder_input_ids.shape[1]):
+            output = model(
+                encoder_outputs=encoder_outputs,
+                decoder_input_ids=decoder_input_ids[:, t : t + 1],
+                past_key_values=cache,
+                use_cache=True,
+            )
+            cache = output.past_key_values
+            steps.append(output.logits)
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_beam_search_returns_sequences_starting_with_decoder_start(name):
+    model = tiny_model(name).eval()
+    pixel_values, pixel_mask = image_batch(model)
+    beams = model.generate(pixel_values=pixel_values, pixel_mask=pixel_mask, max_new_tokens=6, num_beams=3)
+    assert beams.shape[0] == 2 and beams.shape[1] <= 7
+    assert (beams[:, 0] == model.config.decoder_start_token_id).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_save_and_load_round_trip(name, tmp_path):
+    model = tiny_model(name).eval()
+    model.save_pretrained(tmp_path)
+    assert (tmp_path / "model.safetensors").exists()
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert "AutoModelForImageTextToText" in config["auto_map"]
+    reloaded = AutoModelForImageTextToText.from_pretrained(tmp_path).eval()
+    assert type(reloaded) is type(model)
+    pixel_values, pixel_mask = image_batch(model)
+    with torch.no_grad():
+        expected = model(pixel_values=pixel_values, pixel_mask=pixel_mask, labels=LABELS).logits
+        actual = reloaded(pixel_values=pixel_values, pixel_mask=pixel_mask, labels=LABELS).logits
+    torch.testing.assert_close(actual, expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_trust_remote_code_load_without_textrec(name, tmp_path):
+    model = tiny_model(name).eval()
+    folder = tmp_path / "model"
+    model.save_pretrained(folder)
+    pixel_values, pixel_mask = image_batch(model)
+    torch.save({"pixel_values": pixel_values, "pixel_mask": pixel_mask}, tmp_path / "inputs.pt")
+    expected = model.generate(pixel_values=pixel_values, pixel_mask=pixel_mask, max_new_tokens=8, num_beams=2)
+    output = run_without_textrec(
+        f"""
+        import torch
+        from transformers import AutoModelForImageTextToText
+        model = AutoModelForImageTextToText.from_pretrained({str(folder)!r}, trust_remote_code=True).eval()
+        assert not type(model).__module__.startswith("textrec"), type(model).__module__
+        inputs = torch.load("inputs.pt")
+        ids = model.generate(**inputs, max_new_tokens=8, num_beams=2)
+        print(ids.tolist())
+        """,
+        tmp_path,
+    )
+    assert output.strip().splitlines()[-1] == str(expected.tolist())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_very_wide_image(name):
+    model = tiny_model(name).eval()
+    pixel_values, pixel_mask = image_batch(model, width=2048)
+    with torch.no_grad():
+        output = model(pixel_values=pixel_values, pixel_mask=pixel_mask, labels=LABELS)
+    assert torch.isfinite(output.loss)
+    ids = model.generate(pixel_values=pixel_values, pixel_mask=pixel_mask, max_new_tokens=4)
+    assert ids.shape[0] == 2
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_wrong_channel_count_is_a_clear_error(name):
+    model = tiny_model(name).eval()
+    pixel_values, _ = image_batch(model)
+    wrong = pixel_values.repeat(1, 2, 1, 1)
+    with pytest.raises(ValueError, match="pixel_values"):
+        model(pixel_values=wrong, labels=LABELS)
