@@ -1,0 +1,268 @@
+"""Image processor for text recognition: crops of text lines or formulas to normalised tensors.
+
+Pipeline for every image (PIL and NumPy only):
+
+1. `load_image`: read files, honour EXIF orientation, composite transparency on white, bring every
+   PIL mode and NumPy dtype to 8-bit grayscale or RGB.
+2. Convert to `num_channels` (1: grayscale by ITU-R 601-2 luma, 3: RGB).
+3. Resize with PIL bicubic resampling (antialiased when shrinking; bicubic keeps thin strokes sharper
+   than bilinear). `resize_mode="keep_aspect"`: to `height` rows, width scaled by the same factor
+   (at least 1) and capped at `max_width` (wider crops are squeezed). `resize_mode="fixed"`: to
+   `height` x `width`.
+4. Scale to [0, 1], optionally invert (`1 - x`), optionally normalise (`(x - mean) / std`).
+5. Batch: right-pad every image to the widest one, rounded up to a multiple of `width_multiple`, with
+   `padding_value`; `pixel_mask` marks real pixels with 1 and padding with 0.
+"""
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+from PIL import Image, ImageOps
+from transformers.image_processing_utils import BaseImageProcessor, BatchFeature
+from transformers.processing_utils import ImagesKwargs
+
+
+RESAMPLE = Image.Resampling.BICUBIC
+RESIZE_MODES = ("keep_aspect", "fixed")
+_SIXTEEN_BIT_MODES = ("I", "I;16", "I;16B", "I;16L", "I;16N")
+
+
+def load_image(source) -> Image.Image:
+    """Return `source` as an 8-bit PIL image in mode "L" (grayscale) or "RGB".
+
+    Args:
+        source: one of
+            - a file path (`str` or `os.PathLike`); the first frame is used and EXIF orientation applied;
+            - a PIL image of any mode: "1", "L", "P", "RGB", "CMYK", "YCbCr", "LAB", "HSV" are converted;
+              modes with alpha ("RGBA", "LA", "PA", "RGBa") and "P"/"L"/"RGB" with a transparency entry
+              are composited on white; 16-bit modes ("I;16*", and "I", read as 0..65535) and "F" (read as
+              0..1) are rescaled to 0..255, values outside the range clipped;
+            - a NumPy array of shape (height, width), (height, width, 1), (height, width, 3) or
+              (height, width, 4) (RGBA), dtype uint8 (0..255), uint16 (0..65535), bool, or float (0..1).
+
+    Raises:
+        ValueError: the file is missing, empty or not a readable image (the message names the file), the
+            array has an unsupported shape or dtype, or the image has zero width or height.
+        TypeError: `source` is of none of the types above.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        image = _read_file(os.fspath(source))
+    elif isinstance(source, Image.Image):
+        image = source
+    elif isinstance(source, np.ndarray):
+        image = _array_to_pil(source)
+    else:
+        raise TypeError(f"expected a file path, a PIL image or a NumPy array, got {type(source).__name__}")
+    if image.width == 0 or image.height == 0:
+        where = f" in file {os.fspath(source)!r}" if isinstance(source, (str, os.PathLike)) else ""
+        raise ValueError(f"zero-size image{where}: width {image.width}, height {image.height}")
+    return _to_8bit_l_or_rgb(image)
+
+
+def _read_file(path: str) -> Image.Image:
+    if not os.path.exists(path):
+        raise ValueError(f"image file {path!r} not found")
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise ValueError(f"image file {path!r} is empty (0 bytes)")
+    try:
+        with Image.open(path) as opened:
+            opened.load()
+            return ImageOps.exif_transpose(opened)
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as err:
+        raise ValueError(f"cannot read image file {path!r}: {err}") from err
+
+
+def _array_to_pil(array: np.ndarray) -> Image.Image:
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    if not (array.ndim == 2 or (array.ndim == 3 and array.shape[2] in (3, 4))):
+        raise ValueError(
+            f"expected an array of shape (height, width) or (height, width, 1|3|4), got shape {array.shape}"
+        )
+    if array.dtype == np.uint8:
+        scaled = array
+    elif array.dtype == np.uint16:
+        scaled = np.round(array / 257.0).astype(np.uint8)
+    elif array.dtype == np.bool_:
+        scaled = array.astype(np.uint8) * 255
+    elif np.issubdtype(array.dtype, np.floating):
+        scaled = np.round(np.clip(array, 0.0, 1.0) * 255.0).astype(np.uint8)
+    else:
+        raise ValueError(f"expected an array of dtype uint8, uint16, bool or float, got {array.dtype}")
+    return Image.fromarray(np.ascontiguousarray(scaled))
+
+
+def _to_8bit_l_or_rgb(image: Image.Image) -> Image.Image:
+    if image.mode in _SIXTEEN_BIT_MODES or image.mode == "F":
+        values = np.asarray(image, dtype=np.float64)
+        scale = 1.0 if image.mode == "F" else 65535.0
+        return Image.fromarray(np.round(np.clip(values / scale, 0.0, 1.0) * 255.0).astype(np.uint8))
+    if image.has_transparency_data:
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    if image.mode in ("L", "RGB"):
+        return image
+    return image.convert("L" if image.mode == "1" else "RGB")
+
+
+class TextRecognitionImageProcessorKwargs(ImagesKwargs, total=False):
+    """The settings of `TextRecognitionImageProcessor` that `from_pretrained(..., **kwargs)` may override."""
+
+    num_channels: int
+    resize_mode: str
+    height: int
+    max_width: int
+    width: int
+    width_multiple: int
+    padding_value: float | None
+    invert: bool
+
+
+class TextRecognitionImageProcessor(BaseImageProcessor):
+    r"""Resize, normalise and batch text images (see the module docstring for the steps).
+
+    Args:
+        num_channels (`int`, defaults to 1): 1 for grayscale, 3 for RGB.
+        resize_mode (`str`, defaults to `"keep_aspect"`): `"keep_aspect"` (fixed `height`, width follows
+            the aspect ratio up to `max_width`, batch padded on the right) or `"fixed"` (`height` x `width`).
+        height (`int`, defaults to 32): output height in pixels.
+        max_width (`int`, defaults to 512): widest resized image in `"keep_aspect"` mode; a multiple of
+            `width_multiple`.
+        width (`int`, defaults to 128): output width in `"fixed"` mode.
+        width_multiple (`int`, defaults to 4): in `"keep_aspect"` mode the batch width is rounded up to a
+            multiple of it (for encoders that downsample the width).
+        do_normalize (`bool`, defaults to `True`): apply `(x - image_mean) / image_std` to the [0, 1] values.
+        image_mean (`float` or `list[float]`, defaults to 0.5): per-channel mean (one value for all channels).
+        image_std (`float` or `list[float]`, defaults to 0.5): per-channel standard deviation.
+        padding_value (`float`, *optional*): value of padded pixels in the output, i.e. after
+            normalisation. Defaults to the output value of the background: white, or black with `invert`,
+            normalised per channel (1.0 with the default mean and std, -1.0 with `invert`).
+        invert (`bool`, defaults to `False`): use `1 - x`, turning dark-on-light text into light-on-dark
+            (for models trained on white-on-black formulas).
+    """
+
+    model_input_names = ["pixel_values", "pixel_mask"]
+    valid_kwargs = TextRecognitionImageProcessorKwargs
+
+    def __init__(
+        self,
+        num_channels: int = 1,
+        resize_mode: str = "keep_aspect",
+        height: int = 32,
+        max_width: int = 512,
+        width: int = 128,
+        width_multiple: int = 4,
+        do_normalize: bool = True,
+        image_mean: float | Sequence[float] = 0.5,
+        image_std: float | Sequence[float] = 0.5,
+        padding_value: float | None = None,
+        invert: bool = False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if num_channels not in (1, 3):
+            raise ValueError(f"num_channels must be 1 or 3, got {num_channels}")
+        if resize_mode not in RESIZE_MODES:
+            raise ValueError(f"resize_mode must be one of {RESIZE_MODES}, got {resize_mode!r}")
+        for name, value in (
+            ("height", height),
+            ("max_width", max_width),
+            ("width", width),
+            ("width_multiple", width_multiple),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if max_width % width_multiple:
+            raise ValueError(f"max_width ({max_width}) must be a multiple of width_multiple ({width_multiple})")
+        self.num_channels = num_channels
+        self.resize_mode = resize_mode
+        self.height = height
+        self.max_width = max_width
+        self.width = width
+        self.width_multiple = width_multiple
+        self.do_normalize = do_normalize
+        self.image_mean = self._per_channel("image_mean", image_mean)
+        self.image_std = self._per_channel("image_std", image_std)
+        self.padding_value = padding_value
+        self.invert = invert
+
+    def to_dict(self) -> dict:
+        # BaseImageProcessor.to_dict drops None values; keep padding_value visible in the saved config.
+        return {**super().to_dict(), "padding_value": self.padding_value}
+
+    def _per_channel(self, name: str, value: float | Sequence[float]) -> list[float]:
+        values = [float(value)] * self.num_channels if np.isscalar(value) else [float(v) for v in value]
+        if len(values) != self.num_channels:
+            raise ValueError(f"{name} needs {self.num_channels} value(s) (num_channels), got {len(values)}")
+        return values
+
+    def preprocess(self, images, return_tensors: str | None = "pt") -> BatchFeature:
+        """Turn one image or a list of images into a padded batch.
+
+        Args:
+            images: an image or a list of images, each as accepted by `load_image` (path, PIL image, array).
+            return_tensors: `"pt"` for torch tensors, `"np"` or `None` for NumPy arrays.
+
+        Returns:
+            `BatchFeature` with
+            - `pixel_values` float32 (batch, num_channels, height, batch_width);
+            - `pixel_mask` int64 (batch, height, batch_width), 1 on image pixels, 0 on right padding.
+            `batch_width` is `width` in `"fixed"` mode; in `"keep_aspect"` mode it is the widest resized
+            image rounded up to a multiple of `width_multiple`.
+
+        Raises:
+            ValueError: an image cannot be used; the message starts with "image at index i" and, for
+                files, names the file.
+        """
+        if isinstance(images, (str, os.PathLike, Image.Image, np.ndarray)):
+            images = [images]
+        if len(images) == 0:
+            raise ValueError("expected at least one image, got an empty list")
+        arrays = []
+        for index, image in enumerate(images):
+            try:
+                arrays.append(self._image_to_array(load_image(image)))
+            except (ValueError, TypeError) as err:
+                raise type(err)(f"image at index {index}: {err}") from err
+
+        batch_width = max(array.shape[2] for array in arrays)
+        batch_width = -(-batch_width // self.width_multiple) * self.width_multiple
+        pixel_values = np.empty((len(arrays), self.num_channels, self.height, batch_width), dtype=np.float32)
+        pixel_values[...] = self._padding_values()[:, None, None]
+        pixel_mask = np.zeros((len(arrays), self.height, batch_width), dtype=np.int64)
+        for index, array in enumerate(arrays):
+            pixel_values[index, :, :, : array.shape[2]] = array
+            pixel_mask[index, :, : array.shape[2]] = 1
+        return BatchFeature({"pixel_values": pixel_values, "pixel_mask": pixel_mask}, tensor_type=return_tensors)
+
+    def _image_to_array(self, image: Image.Image) -> np.ndarray:
+        """8-bit L/RGB image -> float32 (num_channels, height, resized_width), normalised."""
+        image = image.convert("L" if self.num_channels == 1 else "RGB")
+        if self.resize_mode == "fixed":
+            size = (self.width, self.height)
+        else:
+            scaled_width = max(1, round(image.width * self.height / image.height))
+            size = (min(scaled_width, self.max_width), self.height)
+        if image.size != size:
+            image = image.resize(size, resample=RESAMPLE)
+        values = np.asarray(image, dtype=np.float32).reshape(self.height, size[0], -1) / 255.0
+        return self._normalize(values).transpose(2, 0, 1)
+
+    def _normalize(self, values: np.ndarray) -> np.ndarray:
+        """Invert and normalise [0, 1] values; the last axis is the channel."""
+        if self.invert:
+            values = 1.0 - values
+        if self.do_normalize:
+            values = (values - np.array(self.image_mean, dtype=np.float32)) / np.array(self.image_std, dtype=np.float32)
+        return values
+
+    def _padding_values(self) -> np.ndarray:
+        """The value of padded pixels per channel, float32 (num_channels,)."""
+        if self.padding_value is not None:
+            return np.full(self.num_channels, self.padding_value, dtype=np.float32)
+        return self._normalize(np.ones(self.num_channels, dtype=np.float32))
+
+
+TextRecognitionImageProcessor.register_for_auto_class("AutoImageProcessor")

@@ -1,0 +1,61 @@
+"""The `text-recognition` pipeline: images in, their text out.
+
+transformers 5 has no `image-to-text` task, so recognition gets its own. After `import
+textrec.processing` (or from a saved folder with `trust_remote_code=True`):
+
+    recognize = pipeline("text-recognition", model="path/to/model")
+    recognize(["line1.png", "line2.png"], batch_size=8)
+    # [{"generated_text": "..."}, {"generated_text": "..."}]
+"""
+
+from torch.utils.data import DataLoader
+from transformers import AutoModelForImageTextToText, Pipeline
+from transformers.pipelines import PIPELINE_REGISTRY
+from transformers.pipelines.pt_utils import PipelineDataset, PipelineIterator
+
+
+class TextRecognitionPipeline(Pipeline):
+    """Recognizes the text of line images with a textrec (or any image-to-text `generate()`) model.
+
+    Call arguments: `max_new_tokens` and `num_beams` for `generate()`; `batch_size` as for every pipeline.
+    """
+
+    _load_processor = True
+    _load_image_processor = False
+    _load_feature_extractor = False
+    _load_tokenizer = False
+
+    def _sanitize_parameters(self, max_new_tokens=None, num_beams=None, **kwargs):
+        forward_kwargs = {}
+        if max_new_tokens is not None:
+            forward_kwargs["max_new_tokens"] = max_new_tokens
+        if num_beams is not None:
+            forward_kwargs["num_beams"] = num_beams
+        return {}, forward_kwargs, {}
+
+    def preprocess(self, image):
+        # Images stay images until a batch is formed, so the processor pads each batch itself.
+        return {"images": [image]}
+
+    def _forward(self, model_inputs, **generate_kwargs):
+        inputs = self.processor(images=model_inputs["images"], return_tensors="pt").to(self.device)
+        return {"sequences": self.model.generate(**inputs, **generate_kwargs)}
+
+    def postprocess(self, model_outputs):
+        texts = self.processor.batch_decode(model_outputs["sequences"], skip_special_tokens=True)
+        return {"generated_text": texts[0]}
+
+    def get_iterator(self, inputs, num_workers, batch_size, preprocess_params, forward_params, postprocess_params):
+        dataset = PipelineDataset(inputs, self.preprocess, preprocess_params)
+        loader = DataLoader(dataset, num_workers=num_workers, batch_size=batch_size, collate_fn=_join_images)
+        outputs = PipelineIterator(loader, self.forward, forward_params, loader_batch_size=batch_size)
+        return PipelineIterator(outputs, self.postprocess, postprocess_params)
+
+
+def _join_images(items: list[dict]) -> dict:
+    return {"images": [image for item in items for image in item["images"]]}
+
+
+PIPELINE_REGISTRY.register_pipeline(
+    "text-recognition", pipeline_class=TextRecognitionPipeline, pt_model=AutoModelForImageTextToText
+)

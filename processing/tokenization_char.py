@@ -1,0 +1,90 @@
+"""Character-level vocabularies for text recognition.
+
+A recogniser predicts one character per decoding step, so its vocabulary is a charset: four special
+tokens followed by the characters in a fixed order.
+
+    id 0 `<pad>`, id 1 `<s>` (bos, also the decoder start token), id 2 `</s>` (eos), id 3 `<unk>`,
+    ids 4.. the charset characters, deduplicated, first occurrence kept.
+
+The tokenizer is a plain `tokenizers` pipeline wrapped in `PreTrainedTokenizerFast`: it saves as a
+single `tokenizer.json` and reloads with `AutoTokenizer.from_pretrained` without any custom code.
+"""
+
+import os
+
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast
+
+
+PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN = "<pad>", "<s>", "</s>", "<unk>"
+SPECIAL_TOKENS = (PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
+
+DEFAULT_CHARSET = "".join(chr(code) for code in range(ord(" "), ord("~") + 1))
+"""Printable ASCII: the 95 characters from space to tilde."""
+
+
+def load_charset(charset_or_path: str | os.PathLike) -> str:
+    """Return a charset given as a string or as the path of a UTF-8 text file.
+
+    A `pathlib.Path` (any `os.PathLike`) is always read as a file; a `str` is read as a file when it names
+    an existing file, and is otherwise the charset itself. A file's whole contents are the charset, with
+    line breaks (`\\n`, `\\r`) and a leading byte-order mark removed, so a charset may be split over lines.
+
+    A `str` ending in ".txt" that names no file raises instead of becoming a charset: a
+    deduplicated charset never ends that way (it would hold "t" twice), so it is a mistyped path.
+
+    Raises:
+        ValueError: the file is missing or unreadable, or the charset is empty.
+    """
+    is_path = isinstance(charset_or_path, os.PathLike) or os.path.isfile(charset_or_path)
+    if not is_path and charset_or_path.endswith(".txt"):
+        raise ValueError(f"charset file {charset_or_path!r} not found")
+    if is_path:
+        try:
+            with open(charset_or_path, encoding="utf-8-sig") as file:
+                charset = file.read().replace("\r", "").replace("\n", "")
+        except (OSError, UnicodeDecodeError) as err:
+            raise ValueError(f"cannot read charset file {os.fspath(charset_or_path)!r}: {err}") from err
+        if not charset:
+            raise ValueError(f"charset file {os.fspath(charset_or_path)!r} is empty")
+        return charset
+    if not charset_or_path:
+        raise ValueError("charset is empty: give at least one character")
+    return charset_or_path
+
+
+def build_char_tokenizer(
+    charset: str | os.PathLike = DEFAULT_CHARSET, model_max_length: int = 512
+) -> PreTrainedTokenizerFast:
+    """Build the character tokenizer for `charset` (a string or a file, see `load_charset`).
+
+    Encoding splits the text into Unicode code points (the characters of a Python `str`), maps each to
+    its id, `<unk>` for characters outside the charset, and with `add_special_tokens=True` (the
+    default) appends `</s>`: `tok("ab").input_ids == [id("a"), id("b"), 2]`, which is the label format.
+    Literal "<s>" etc. in the text are ordinary characters, never special tokens. Decoding joins the
+    characters with nothing in between, so `tok.decode(tok(text).input_ids, skip_special_tokens=True)`
+    gives `text` back exactly (spaces included) when every character is in the charset.
+
+    Args:
+        charset: the characters of the vocabulary, in id order; duplicates are dropped (first kept).
+        model_max_length: the longest sequence, in tokens, the models using this vocabulary accept.
+    """
+    characters = list(dict.fromkeys(load_charset(charset)))
+    vocab = {token: index for index, token in enumerate(SPECIAL_TOKENS + tuple(characters))}
+
+    backend = Tokenizer(models.WordLevel(vocab, unk_token=UNK_TOKEN))
+    backend.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")  # one piece per character
+    backend.decoder = decoders.Fuse()  # join pieces without separators
+    backend.post_processor = processors.TemplateProcessing(
+        single=f"$A {EOS_TOKEN}", pair=f"$A $B {EOS_TOKEN}", special_tokens=[(EOS_TOKEN, vocab[EOS_TOKEN])]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        pad_token=PAD_TOKEN,
+        bos_token=BOS_TOKEN,
+        eos_token=EOS_TOKEN,
+        unk_token=UNK_TOKEN,
+        model_max_length=model_max_length,
+        split_special_tokens=True,  # "<s>" in the text is three characters, not bos
+        clean_up_tokenization_spaces=False,
+    )
