@@ -1,0 +1,261 @@
+"""One entry point for every text-recognition dataset: synthetic, local folders, or the Hub.
+
+:func:`load_text_recognition_dataset` returns a ``datasets.Dataset`` with an ``image`` column
+(``datasets.Image``) and a ``text`` column (string), plus whatever other columns the source has.
+
+Splits of synthetic data
+------------------------
+Synthetic splits differ by seed (:func:`split_seed`): ``train`` uses ``seed`` itself,
+``validation`` and ``test`` use 63-bit hashes of ``(seed, split)``, so their sample streams are
+independent of every training stream a person would pick. Digit sequences also draw their digits
+from disjoint pools of digit images (:func:`.synthetic_digits.digit_pool`), one per split. Short
+synthetic texts can still recur across splits by chance (the text corpus is shared); images
+never do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+
+import datasets
+import numpy as np
+from PIL import Image
+
+from .synthetic_digits import make_digit_sequences
+from .synthetic_lines import make_synthetic_lines
+
+logger = logging.getLogger(__name__)
+
+SPLITS = ("train", "validation", "test")
+SYNTHETIC_DATASETS = ("synthetic-lines", "synthetic-lines-handwriting", "synthetic-digits", "synthetic-math")
+DEFAULT_SYNTHETIC_SAMPLES = {"train": 20_000, "validation": 1_000, "test": 1_000}
+"""Rows generated when ``num_samples`` is not given."""
+
+METADATA_FILE = "metadata.jsonl"
+FOLDER_SPLIT_NAMES = {
+    "train": ("train", "training"),
+    "validation": ("validation", "valid", "val", "dev"),
+    "test": ("test", "testing", "eval"),
+}
+"""Sub-folder names of an image folder recognised as each split (as in ``datasets``' ImageFolder)."""
+_LOCAL_FORMS = (
+    f"a folder with {METADATA_FILE} (at the top or in train/ validation/ test/ sub-folders), "
+    "or a folder written by Dataset.save_to_disk / DatasetDict.save_to_disk"
+)
+MAX_SKIPPED_EXAMPLES = 3
+"""How many skipped file names the warning about unreadable images quotes."""
+
+
+def split_seed(seed: int, split: str) -> int:
+    """The generation seed of a synthetic split: ``seed`` for ``"train"``, a 63-bit hash otherwise."""
+    if split not in SPLITS:
+        raise ValueError(f"synthetic data has splits {SPLITS}, got {split!r}")
+    if split == "train":
+        return seed
+    digest = hashlib.sha256(f"textrec/{split}/{seed}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def load_text_recognition_dataset(
+    name_or_path: str | os.PathLike[str],
+    *,
+    split: str | None = "train",
+    num_samples: int | None = None,
+    seed: int = 0,
+    image_column: str = "image",
+    text_column: str = "text",
+    **synthetic_kwargs,
+) -> datasets.Dataset:
+    """Load a dataset of (image, text) pairs.
+
+    Sources, tried in this order:
+
+    - ``"synthetic-lines"`` (print fonts), ``"synthetic-lines-handwriting"``, ``"synthetic-digits"``:
+      generated (and cached) by :func:`.synthetic_lines.make_synthetic_lines` /
+      :func:`.synthetic_digits.make_digit_sequences`; ``split`` picks the seed (and the digit
+      pool), see :func:`split_seed`. ``"synthetic-math"`` is not available yet.
+    - A folder with ``metadata.jsonl`` files (``datasets`` ImageFolder convention): one JSON
+      object per line with ``file_name`` (relative to the file) and the text; either at the
+      top (a single split) or in split sub-folders ``train/``, ``validation/``, ``test/``.
+      Rows whose image is missing or unreadable are skipped, with one warning giving the count.
+    - A folder written by ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk``.
+    - Otherwise a Hub dataset id, through ``datasets.load_dataset`` (needs the network unless
+      cached).
+
+    Args:
+        name_or_path: Synthetic dataset name, local folder or Hub id.
+        split: Split to return. ``None`` accepts a source holding a single split, whatever its
+            name; a single-split local folder must otherwise be asked for as ``"train"``.
+        num_samples: Synthetic data: rows to generate (default :data:`DEFAULT_SYNTHETIC_SAMPLES`).
+            Other data: keep a random subset of this many rows, in their original order.
+        seed: Synthetic data: generation seed of the train split. Other data: seed of the subset.
+        image_column: Source column holding the images, renamed ``image``. For an image folder,
+            the metadata key with the file names (default ``file_name``).
+        text_column: Source column (or metadata key) holding the texts, renamed ``text``.
+        **synthetic_kwargs: Passed to the synthetic generator (e.g. ``font_style``, ``augment``,
+            ``charset``, ``max_chars``, ``length``, ``rotated``, ``cache_dir``, ``num_proc``).
+
+    Returns:
+        The dataset, with columns ``image`` and ``text`` first.
+    """
+    name = os.fspath(name_or_path)
+    if name in SYNTHETIC_DATASETS:
+        return _load_synthetic(name, split, num_samples, seed, synthetic_kwargs)
+    if synthetic_kwargs:
+        raise TypeError(f"{sorted(synthetic_kwargs)} only apply to synthetic datasets {SYNTHETIC_DATASETS}")
+    path = Path(name).expanduser()
+    if path.exists():
+        dataset = _load_local(path, split, image_column, text_column)
+    elif name.startswith((".", "/", "~")) or name.count("/") > 1:  # a path, not an "owner/name" Hub id
+        raise FileNotFoundError(f"No such dataset folder: {path}")
+    else:
+        dataset = _standardize_columns(_load_hub(name, split), image_column, text_column, name)
+    if num_samples is not None and num_samples < len(dataset):
+        chosen = np.sort(np.random.default_rng(seed).choice(len(dataset), size=num_samples, replace=False))
+        dataset = dataset.select(chosen.tolist())
+    return dataset
+
+
+def _load_synthetic(
+    name: str, split: str | None, num_samples: int | None, seed: int, kwargs: dict
+) -> datasets.Dataset:
+    """Generate one split of a synthetic dataset (see the module docstring for the split scheme)."""
+    if name == "synthetic-math":
+        raise NotImplementedError("synthetic-math (rendered formulas) arrives with the CoMER issue")
+    split = split or "train"
+    seed = split_seed(seed, split)
+    num_samples = DEFAULT_SYNTHETIC_SAMPLES[split] if num_samples is None else num_samples
+    if name == "synthetic-digits":
+        return make_digit_sequences(num_samples, seed=seed, source_split=split, **kwargs)
+    if name == "synthetic-lines-handwriting":
+        kwargs = {"font_style": "handwriting", **kwargs}
+    return make_synthetic_lines(num_samples, seed=seed, **kwargs)
+
+
+def _load_local(path: Path, split: str | None, image_column: str, text_column: str) -> datasets.Dataset:
+    """Load an image folder or a ``save_to_disk`` folder."""
+    if not path.is_dir():
+        raise ValueError(f"{path} is a file; expected {_LOCAL_FORMS}")
+    file_key = "file_name" if image_column == "image" else image_column
+    split_folders = _split_folders(path)
+    if split_folders:
+        return _read_image_folder(
+            split_folders[_pick_split(list(split_folders), split, path)], file_key, text_column
+        )
+    if (path / METADATA_FILE).is_file():
+        _pick_split(["train"], split, path)
+        return _read_image_folder(path, file_key, text_column)
+    if (path / "dataset_dict.json").is_file() or (path / "state.json").is_file():
+        saved = datasets.load_from_disk(str(path))
+        if isinstance(saved, datasets.DatasetDict):
+            saved = saved[_pick_split(list(saved), split, path)]
+        else:
+            _pick_split(["train"], split, path)
+        return _standardize_columns(saved, image_column, text_column, str(path))
+    raise ValueError(f"{path} is not a dataset folder; expected {_LOCAL_FORMS}")
+
+
+def _split_folders(path: Path) -> dict[str, Path]:
+    """The split sub-folders of an image folder that hold a metadata file, by canonical split name."""
+    folders = {}
+    for split, names in FOLDER_SPLIT_NAMES.items():
+        for name in names:
+            if (path / name / METADATA_FILE).is_file():
+                folders[split] = path / name
+                break
+    return folders
+
+
+def _pick_split(available: list[str], split: str | None, source: Path | str) -> str:
+    """The split to read among ``available``; ``None`` is allowed when there is just one."""
+    if split is None:
+        if len(available) == 1:
+            return available[0]
+        raise ValueError(f"{source} has splits {available}; pass split= one of them")
+    if split not in available:
+        hint = " (split=None reads a source holding a single split)" if len(available) == 1 else ""
+        raise ValueError(f"{source} has no split {split!r}; available: {available}{hint}")
+    return split
+
+
+def _is_readable_image(path: Path) -> bool:
+    """Whether ``path`` is an image file Pillow can open (checked with ``verify``, without decoding)."""
+    try:
+        with Image.open(path) as image:
+            image.verify()
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _read_image_folder(folder: Path, file_key: str, text_column: str) -> datasets.Dataset:
+    """Read ``folder/metadata.jsonl`` into a dataset, skipping rows whose image cannot be read."""
+    metadata = folder / METADATA_FILE
+    rows, skipped = [], []
+    with metadata.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            missing = [key for key in (file_key, text_column) if key not in row]
+            if missing:
+                raise ValueError(f"{metadata}, line {number}: no {missing} (keys: {sorted(row)})")
+            image_path = folder / row.pop(file_key)
+            if not _is_readable_image(image_path):
+                skipped.append(image_path.name)
+                continue
+            rows.append({"image": str(image_path), "text": str(row.pop(text_column)), **row})
+    if skipped:
+        logger.warning(
+            "Skipped %d of %d rows of %s whose image is missing or unreadable (e.g. %s)",
+            len(skipped),
+            len(skipped) + len(rows),
+            metadata,
+            ", ".join(skipped[:MAX_SKIPPED_EXAMPLES]),
+        )
+    if not rows:
+        raise ValueError(f"{metadata} lists no readable image")
+    columns = {key: None for row in rows for key in row}
+    dataset = datasets.Dataset.from_dict({key: [row.get(key) for row in rows] for key in columns})
+    return dataset.cast_column("image", datasets.Image())
+
+
+def _load_hub(name: str, split: str | None) -> datasets.Dataset:
+    """``datasets.load_dataset(name, split=split)``, with a clear error when offline and not cached."""
+    try:
+        loaded = datasets.load_dataset(name, split=split)
+    except Exception as error:
+        if datasets.config.HF_HUB_OFFLINE:
+            raise ConnectionError(
+                f"{name!r} is not a synthetic dataset ({', '.join(SYNTHETIC_DATASETS)}) nor an existing "
+                "folder, and loading it from the Hub failed in offline mode (HF_HUB_OFFLINE=1): it is not "
+                "in the local cache. Run once online, or pass a local folder."
+            ) from error
+        raise
+    if isinstance(loaded, datasets.DatasetDict):
+        loaded = loaded[_pick_split(list(loaded), None, name)]
+    return loaded
+
+
+def _standardize_columns(
+    dataset: datasets.Dataset, image_column: str, text_column: str, source: str
+) -> datasets.Dataset:
+    """Rename the image/text columns to ``image``/``text`` (decoded by ``datasets.Image``), put first."""
+    for column in (image_column, text_column):
+        if column not in dataset.column_names:
+            raise ValueError(f"{source} has no column {column!r}; columns: {dataset.column_names}")
+    for column, target in ((image_column, "image"), (text_column, "text")):
+        if column != target:
+            if target in dataset.column_names:
+                raise ValueError(f"{source} already has a column {target!r} besides {column!r}; pick one")
+            dataset = dataset.rename_column(column, target)
+    if not isinstance(dataset.features["image"], datasets.Image):
+        dataset = dataset.cast_column("image", datasets.Image())
+    if dataset.features["text"] != datasets.Value("string"):
+        dataset = dataset.cast_column("text", datasets.Value("string"))
+    others = [column for column in dataset.column_names if column not in ("image", "text")]
+    return dataset.select_columns(["image", "text", *others])

@@ -1,0 +1,232 @@
+"""Synthetic printed and handwriting-style text lines rendered with the system fonts.
+
+Each sample is a function of ``(seed, index)`` alone: its random generator is
+``numpy.random.default_rng([seed, index])``, which draws the text (:mod:`.text_sampling`), the
+font, its size, the ink and paper greys, the margins and the augmentations. So the same
+arguments give byte-identical images whatever ``num_proc`` is, and different seeds give
+independent sample streams. Splits are made with different seeds; see
+:func:`textrec.processing.data.loading.split_seed` for the scheme the loader uses.
+
+Rendering: dark text on a light page, drawn on a padded canvas; optional geometric
+augmentation (rotation, perspective) on that canvas; then a crop tight around the ink
+horizontally and around the font's ascender-to-descender band vertically (so ``"..."`` keeps a
+line's height), plus a random margin on each side; then optional photometric augmentation.
+Images are greyscale (mode ``L``) PNGs.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import logging
+from pathlib import Path
+
+import datasets
+import numpy as np
+import PIL
+from PIL import Image, ImageDraw, ImageFont
+
+from .augmentation import augment as augment_image
+from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only, list_fonts
+from .generation import CacheDir, cached_dataset, generate_indexed
+from .text_sampling import corpus_fingerprint, sample_text
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+"""Bumped whenever rendering changes, so that older cache entries are not reused."""
+
+LINE_STYLES = (*FONT_STYLES, "mixed")
+DEFAULT_FONT_NAME = "pillow-default"
+"""The ``font`` value of lines drawn with Pillow's bundled font (when no system font was found)."""
+
+FONT_SIZES = (18, 48)
+"""Range of font sizes in pixels (inclusive)."""
+INK_GREYS = (0, 80)
+PAPER_GREYS = (185, 255)
+HORIZONTAL_MARGIN = (0.05, 0.6)
+VERTICAL_MARGIN = (0.02, 0.3)
+"""Margin ranges around the text, as fractions of the font size."""
+BAND_REFERENCE = "Hbdfhklgjpqy"
+"""Characters whose ink spans a font's ascenders and descenders: the crop keeps at least
+that band, so every line of one font and size has the same minimum height."""
+
+FEATURES = datasets.Features(
+    {"image": datasets.Image(), "text": datasets.Value("string"), "font": datasets.Value("string")}
+)
+
+
+@functools.lru_cache(maxsize=256)
+def _load_font(path: str | None, size: int) -> ImageFont.FreeTypeFont:
+    """The font at ``path`` (Pillow's bundled font when ``None``) at ``size`` pixels."""
+    return ImageFont.load_default(size=size) if path is None else ImageFont.truetype(path, size)
+
+
+def render_line(
+    text: str,
+    font: ImageFont.FreeTypeFont,
+    rng: np.random.Generator,
+    *,
+    augment: bool = True,
+) -> Image.Image:
+    """Render one text line as a greyscale image.
+
+    Args:
+        text: The line.
+        font: The font, already at its size.
+        rng: Draws ink and paper greys, margins and augmentations.
+        augment: Whether to apply :func:`~.augmentation.augment` (geometric before the crop,
+            photometric after).
+
+    Returns:
+        A mode ``L`` image, dark text on a light background.
+    """
+    ink = int(rng.integers(INK_GREYS[0], INK_GREYS[1] + 1))
+    paper = int(rng.integers(PAPER_GREYS[0], PAPER_GREYS[1] + 1))
+    left, top, right, bottom = font.getbbox(text, anchor="ls")
+    _, band_top, _, band_bottom = font.getbbox(BAND_REFERENCE, anchor="ls")
+    top, bottom = min(top, band_top), max(bottom, band_bottom)
+    padding = 2 * font.size + (right - left) // 20  # room for margins and for rotation
+    canvas = Image.new("L", (right - left + 2 * padding, bottom - top + 2 * padding), paper)
+    origin_x, baseline = padding - left, padding - top
+    ImageDraw.Draw(canvas).text((origin_x, baseline), text, font=font, fill=ink, anchor="ls")
+    if augment:
+        canvas = augment_image(canvas, rng, photometric=False)
+
+    is_ink = np.asarray(canvas) < paper - (paper - ink) // 4
+    columns, rows = np.flatnonzero(is_ink.any(axis=0)), np.flatnonzero(is_ink.any(axis=1))
+    x0, x1 = (int(columns[0]), int(columns[-1]) + 1) if columns.size else (padding, canvas.width - padding)
+    y0, y1 = baseline + band_top, baseline + band_bottom
+    if rows.size:
+        y0, y1 = min(y0, int(rows[0])), max(y1, int(rows[-1]) + 1)
+    (left_margin, right_margin) = rng.uniform(*HORIZONTAL_MARGIN, size=2) * font.size
+    (top_margin, bottom_margin) = rng.uniform(*VERTICAL_MARGIN, size=2) * font.size
+    image = canvas.crop(
+        (
+            max(0, round(x0 - left_margin)),
+            max(0, round(y0 - top_margin)),
+            min(canvas.width, round(x1 + right_margin)),
+            min(canvas.height, round(y1 + bottom_margin)),
+        )
+    )
+    if augment:
+        image = augment_image(image, rng, geometric=False)
+    return image
+
+
+def _render_example(
+    example: dict,
+    *,
+    seed: int,
+    fonts: dict[str, list[str | None]],
+    caps_only_fonts: frozenset[str],
+    font_style: str,
+    augment: bool,
+    charset: str,
+    min_chars: int,
+    max_chars: int,
+) -> dict:
+    """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
+    rng = np.random.default_rng([seed, example["index"]])
+    text = sample_text(rng, charset=charset, min_chars=min_chars, max_chars=max_chars)
+    style = font_style if font_style != "mixed" else FONT_STYLES[int(rng.random() < 0.5)]
+    candidates = fonts[style]
+    path = candidates[int(rng.integers(len(candidates)))]
+    if path in caps_only_fonts:
+        text = text.upper()
+    size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
+    image = render_line(text, _load_font(path, size), rng, augment=augment)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    font_name = DEFAULT_FONT_NAME if path is None else Path(path).name
+    return {"image": {"bytes": buffer.getvalue(), "path": None}, "text": text, "font": font_name}
+
+
+def _fonts_for(style: str, charset: str) -> list[str | None]:
+    """Font files of ``style`` that can render ``charset``; ``[None]`` (Pillow's font) with a warning if none.
+
+    Caps-only fonts are included when upper-casing keeps every text inside the charset.
+    """
+    caps_only = set(charset.upper()) <= set(charset)
+    paths = [str(path) for path in list_fonts(style, charset, caps_only=caps_only)]
+    if not paths:
+        logger.warning(
+            "No %s font covering the charset was found; rendering with Pillow's bundled font instead", style
+        )
+        return [None]
+    return paths
+
+
+def make_synthetic_lines(
+    num_samples: int,
+    *,
+    font_style: str = "print",
+    seed: int = 0,
+    augment: bool = True,
+    charset: str | None = None,
+    min_chars: int = 1,
+    max_chars: int = 40,
+    cache_dir: CacheDir = None,
+    num_proc: int | None = None,
+) -> datasets.Dataset:
+    """Generate (or load from the cache) a dataset of synthetic text-line images.
+
+    Args:
+        num_samples: Number of lines.
+        font_style: ``"print"``, ``"handwriting"`` or ``"mixed"`` (each line picks one of the two
+            styles with equal probability).
+        seed: Sample ``i`` is drawn from ``numpy.random.default_rng([seed, i])``.
+        augment: Whether to apply the augmentations of :mod:`.augmentation`.
+        charset: Characters the texts may use; ``None`` means printable ASCII. Only fonts with a
+            glyph for every one of them are used. Lines drawn with a caps-only font (see
+            :func:`~.fonts.is_caps_only`) are upper-cased, label included.
+        min_chars: Minimum text length in characters.
+        max_chars: Maximum text length in characters.
+        cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
+            ``False``: no caching). The entry's key hashes all the arguments above, the format
+            version, the font files, the text corpus and the Pillow version.
+        num_proc: Worker processes for rendering (does not change the result).
+
+    Returns:
+        A dataset with columns ``image`` (``datasets.Image``), ``text`` and ``font`` (the font
+        file name, for analysis).
+    """
+    if font_style not in LINE_STYLES:
+        raise ValueError(f"font_style must be one of {LINE_STYLES}, got {font_style!r}")
+    charset = PRINTABLE_ASCII if charset is None else charset
+    styles = FONT_STYLES if font_style == "mixed" else (font_style,)
+    fonts = {style: _fonts_for(style, charset) for style in styles}
+    caps_only_fonts = frozenset(
+        path for paths in fonts.values() for path in paths if path and is_caps_only(path)
+    )
+    arguments = {
+        "format_version": FORMAT_VERSION,
+        "num_samples": num_samples,
+        "font_style": font_style,
+        "seed": seed,
+        "augment": augment,
+        "charset": charset,
+        "min_chars": min_chars,
+        "max_chars": max_chars,
+        "fonts": fonts_fingerprint([Path(path) for paths in fonts.values() for path in paths if path]),
+        "corpus": corpus_fingerprint(),
+        "pillow": PIL.__version__,
+    }
+
+    def build(scratch: Path | None) -> datasets.Dataset:
+        fn_kwargs = {
+            "seed": seed,
+            "fonts": fonts,
+            "caps_only_fonts": caps_only_fonts,
+            "font_style": font_style,
+            "augment": augment,
+            "charset": charset,
+            "min_chars": min_chars,
+            "max_chars": max_chars,
+        }
+        desc = f"Rendering {num_samples} synthetic {font_style} lines"
+        return generate_indexed(
+            num_samples, _render_example, fn_kwargs, FEATURES, scratch, num_proc=num_proc, desc=desc
+        )
+
+    return cached_dataset("synthetic-lines", arguments, build, cache_dir)

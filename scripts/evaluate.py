@@ -1,0 +1,70 @@
+"""textrec-evaluate: CER, WER, sequence accuracy and speed of a trained recognizer on a dataset.
+
+    textrec-evaluate --model runs/self-attention --dataset synthetic-lines --split test --num_samples 500
+"""
+
+import argparse
+import json
+import logging
+
+from textrec.processing.data import load_text_recognition_dataset
+from textrec.processing.metrics import load_metric
+
+from .inference import load_recognizer, recognize
+
+METRICS = ("cer", "wer", "sequence_accuracy")
+
+
+def evaluate_texts(predictions: list[str], references: list[str], normalization: str = "none") -> dict[str, float]:
+    """CER, WER and sequence accuracy of predictions against references."""
+    return {
+        name: load_metric(name).compute(predictions=predictions, references=references, normalization=normalization)[name]
+        for name in METRICS
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="textrec-evaluate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="Trained model folder or Hub id.")
+    parser.add_argument("--dataset", default="synthetic-lines", help="Dataset name, folder or Hub id (as textrec-train).")
+    parser.add_argument("--split", default="test", help="Split to evaluate (default: test).")
+    parser.add_argument("--num_samples", type=int, default=500, help="Rows to evaluate (default: 500).")
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--num_beams", type=int, default=1, help="1 for greedy decoding.")
+    parser.add_argument("--normalization", choices=["none", "scene-text"], default="none",
+                        help="scene-text: compare lower-case alphanumerics only.")
+    parser.add_argument("--output_json", help="Also write the results to this file.")
+    parser.add_argument("--show_errors", type=int, default=5, help="Print this many misread lines (default 5).")
+    return parser
+
+
+def run(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    model, processor = load_recognizer(args.model)
+    dataset = load_text_recognition_dataset(args.dataset, split=args.split, num_samples=args.num_samples)
+    references = list(dataset["text"])
+    result = recognize(model, processor, list(dataset["image"]), batch_size=args.batch_size, num_beams=args.num_beams)
+    scores = evaluate_texts(result.texts, references, args.normalization)
+    scores["lines_per_second"] = result.lines_per_second
+    scores["num_samples"] = len(references)
+
+    print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, beams={args.num_beams})")
+    print(f"  CER {scores['cer']:.2%}  WER {scores['wer']:.2%}  sequence accuracy {scores['sequence_accuracy']:.2%}"
+          f"  {scores['lines_per_second']:.1f} lines/s")
+    errors = [(r, p) for r, p in zip(references, result.texts) if r != p][: args.show_errors]
+    for reference, prediction in errors:
+        print(f"  expected {reference!r}\n       got {prediction!r}")
+    if args.output_json:
+        with open(args.output_json, "w") as file:
+            json.dump(scores, file, indent=2)
+    return scores
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    run(argv)
+
+
+if __name__ == "__main__":
+    main()

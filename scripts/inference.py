@@ -1,0 +1,53 @@
+"""Loading a trained recognizer and reading many images with it, in batches, with a progress bar."""
+
+import time
+from dataclasses import dataclass
+
+import torch
+from tqdm.auto import tqdm
+from transformers import AutoModelForImageTextToText, AutoProcessor
+
+from . import architectures  # noqa: F401  (registers textrec's processors with AutoProcessor)
+
+
+def load_recognizer(model_name_or_path: str, device: str = "cpu"):
+    """The model (in eval mode) and processor saved in a folder or Hub repository."""
+    model = AutoModelForImageTextToText.from_pretrained(model_name_or_path).to(device).eval()
+    processor = AutoProcessor.from_pretrained(model_name_or_path)
+    return model, processor
+
+
+@dataclass
+class RecognitionResult:
+    texts: list[str]
+    seconds: float
+
+    @property
+    def lines_per_second(self) -> float:
+        return len(self.texts) / self.seconds if self.seconds else float("inf")
+
+
+@torch.inference_mode()
+def recognize(
+    model,
+    processor,
+    images: list,
+    batch_size: int = 32,
+    num_beams: int = 1,
+    max_new_tokens: int | None = None,
+    progress: bool = True,
+) -> RecognitionResult:
+    """Reads `images` (paths, PIL images or arrays) in batches with `generate()`.
+
+    The time covers preprocessing, generation and decoding: what a user waits for.
+    """
+    generate_kwargs = dict(num_beams=num_beams, do_sample=False)
+    if max_new_tokens is not None:
+        generate_kwargs["max_new_tokens"] = max_new_tokens
+    texts: list[str] = []
+    start = time.perf_counter()
+    for begin in tqdm(range(0, len(images), batch_size), desc="recognizing", unit="batch", disable=not progress):
+        inputs = processor(images=images[begin : begin + batch_size], return_tensors="pt").to(model.device)
+        sequences = model.generate(**inputs, **generate_kwargs)
+        texts.extend(processor.batch_decode(sequences, skip_special_tokens=True))
+    return RecognitionResult(texts=texts, seconds=time.perf_counter() - start)

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Sets textrec up on a fresh Debian machine: fonts for the synthetic data, Tesseract (the benchmark's
+# peer), Debian's fortunes text, the local CPU build of PyTorch, and textrec itself (editable).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(
+  # print fonts
+  fonts-dejavu-core fonts-dejavu-extra fonts-liberation fonts-liberation2 fonts-freefont-ttf
+  fonts-urw-base35 fonts-texgyre fonts-crosextra-carlito fonts-crosextra-caladea fonts-roboto-unhinted
+  fonts-open-sans fonts-lato fonts-go fonts-hack fonts-inconsolata fonts-linuxlibertine fonts-ebgaramond
+  fonts-cantarell
+  # handwriting-style fonts
+  fonts-dkg-handwriting fonts-breip fonts-dancingscript fonts-kristi fonts-comic-neue fonts-humor-sans
+  # text corpus and the OCR peer
+  fortunes fortunes-min tesseract-ocr tesseract-ocr-eng
+)
+
+if command -v apt-get >/dev/null; then
+  missing=()
+  for package in "${DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+else
+  echo "setup: no apt-get; install the fonts, fortunes and tesseract-ocr by hand (see scripts/setup.sh)" >&2
+fi
+
+PYTHON=${PYTHON:-python3}
+# The CPU wheel of torch 2.13.0 lies on these machines; asking for exactly it keeps pip from pulling a
+# newer build with several GB of CUDA libraries.
+"$PYTHON" -m pip install -q "torch==2.13.0"
+"$PYTHON" -m pip install -q -e ".[test]"

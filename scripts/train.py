@@ -1,0 +1,246 @@
+"""textrec-train: train a text recognizer with `Seq2SeqTrainer`.
+
+    textrec-train --model self-attention --preset base --dataset synthetic-lines \
+        --max_steps 2000 --output_dir runs/self-attention
+
+Every `Seq2SeqTrainingArguments` option works as in transformers' example scripts
+(`--learning_rate`, `--resume_from_checkpoint`, `--push_to_hub`, `--hub_model_id`, ...). The
+output folder is ready for the Hub: weights as safetensors, processor, custom code, generation
+config and a model card with the evaluation results. It runs unchanged under
+`torchrun --nproc_per_node 2` (gloo on CPU).
+"""
+
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+
+import datasets
+import transformers
+from transformers import HfArgumentParser, Seq2SeqTrainingArguments, set_seed
+from transformers.trainer_utils import IntervalStrategy, SchedulerType, get_last_checkpoint
+
+from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
+from textrec.processing.data import load_text_recognition_dataset
+from textrec.processing.data.collator import TextRecognitionCollator, drop_overlong_labels
+from textrec.processing.metrics import make_compute_metrics
+
+from .architectures import SPECS, get_spec
+from .hub_export import export_for_hub
+from .training import ReplicaConsistencyCallback, TextRecognitionTrainer, TimeBudgetCallback
+
+logger = logging.getLogger("textrec.train")
+
+
+@dataclass
+class ModelArguments:
+    model: str = field(
+        default="self-attention", metadata={"help": "Architecture to train.", "choices": sorted(SPECS)}
+    )
+    preset: str = field(
+        default="base",
+        metadata={"help": "Hyperparameters: tiny (seconds, tests), base, paper.", "choices": ["tiny", "base", "paper"]},
+    )
+    model_name_or_path: str | None = field(
+        default=None, metadata={"help": "Fine-tune a trained model (folder or Hub id) instead of a new one."}
+    )
+    charset: str | None = field(
+        default=None, metadata={"help": "Characters of the vocabulary, or a file holding them (default: printable ASCII)."}
+    )
+    max_target_length: int = field(default=64, metadata={"help": "Longest label in tokens, end token included."})
+    image_height: int | None = field(default=None, metadata={"help": "Image height (default: the architecture's)."})
+    max_image_width: int | None = field(default=None, metadata={"help": "Widest resized image before padding."})
+    config_overrides: str | None = field(
+        default=None, metadata={"help": 'JSON of configuration values over the preset, e.g. \'{"d_model": 128}\'.'}
+    )
+
+
+@dataclass
+class DataArguments:
+    dataset: str = field(
+        default="synthetic-lines",
+        metadata={
+            "help": "synthetic-lines, synthetic-lines-handwriting, synthetic-digits, synthetic-math, "
+            "an image folder with metadata.jsonl, a saved datasets folder, or a Hub dataset id."
+        },
+    )
+    eval_dataset: str | None = field(default=None, metadata={"help": "Evaluation data (default: --dataset)."})
+    train_split: str = field(default="train")
+    eval_split: str = field(default="validation")
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "Rows to use (synthetic data: rows to generate, default 20000)."}
+    )
+    max_eval_samples: int = field(default=256, metadata={"help": "Rows of the evaluation split to use."})
+    image_column: str = field(default="image")
+    text_column: str = field(default="text")
+    metric_normalization: str = field(
+        default="none",
+        metadata={"help": "none, or scene-text (lower-case alphanumerics) for CER/WER/accuracy.",
+                  "choices": ["none", "scene-text"]},
+    )
+
+
+@dataclass
+class TextrecTrainingArguments(Seq2SeqTrainingArguments):
+    """`Seq2SeqTrainingArguments` with defaults that suit text recognition on a CPU."""
+
+    output_dir: str | None = field(default="runs/textrec", metadata={"help": "Where checkpoints and the model go."})
+    remove_unused_columns: bool = field(default=False)
+    predict_with_generate: bool = field(default=True)
+    per_device_train_batch_size: int = field(default=32)
+    per_device_eval_batch_size: int = field(default=64)
+    learning_rate: float = field(default=5e-4)
+    lr_scheduler_type: SchedulerType | str = field(default="cosine")
+    warmup_steps: float = field(default=100)
+    max_steps: int = field(default=2000)
+    eval_strategy: IntervalStrategy | str = field(default="steps")
+    eval_steps: float | None = field(default=500)
+    save_steps: float = field(default=500)
+    save_total_limit: int | None = field(default=2)
+    logging_steps: float = field(default=50)
+    report_to: None | str | list[str] = field(default="none")
+    max_train_minutes: float | None = field(
+        default=None, metadata={"help": "Stop after this much wall-clock training time (a CPU budget)."}
+    )
+    check_replicas: bool = field(
+        default=False, metadata={"help": "After training, assert all data-parallel replicas hold identical weights."}
+    )
+
+
+def parse_arguments(argv: list[str] | None = None):
+    parser = HfArgumentParser((ModelArguments, DataArguments, TextrecTrainingArguments))
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) == 1 and argv[0].endswith(".json"):
+        return parser.parse_json_file(argv[0])
+    return parser.parse_args_into_dataclasses(argv)
+
+
+def build_processor(model_args: ModelArguments, spec) -> TextRecognitionProcessor:
+    if model_args.model_name_or_path:
+        return TextRecognitionProcessor.from_pretrained(model_args.model_name_or_path)
+    image_kwargs = dict(spec.image_processor_kwargs)
+    if model_args.image_height:
+        image_kwargs["height"] = model_args.image_height
+    if model_args.max_image_width:
+        image_kwargs["max_width"] = model_args.max_image_width
+    tokenizer = build_char_tokenizer(model_args.charset) if model_args.charset else build_char_tokenizer()
+    return TextRecognitionProcessor(
+        TextRecognitionImageProcessor(**image_kwargs), tokenizer, max_label_length=model_args.max_target_length
+    )
+
+
+def build_model(model_args: ModelArguments, spec, processor: TextRecognitionProcessor):
+    if model_args.model_name_or_path:
+        return spec.model_class.from_pretrained(model_args.model_name_or_path)
+    tokenizer = processor.tokenizer
+    overrides = json.loads(model_args.config_overrides) if model_args.config_overrides else {}
+    config = spec.config_class.from_preset(
+        model_args.preset,
+        vocab_size=len(tokenizer),
+        num_channels=processor.image_processor.num_channels,
+        max_target_length=model_args.max_target_length,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id,
+        **overrides,
+    )
+    return spec.model_class(config)
+
+
+def load_splits(data_args: DataArguments, training_args, processor, max_label_length: int):
+    columns = dict(image_column=data_args.image_column, text_column=data_args.text_column)
+    with training_args.main_process_first(desc="preparing the datasets"):
+        train_dataset = load_text_recognition_dataset(
+            data_args.dataset,
+            split=data_args.train_split,
+            num_samples=data_args.max_train_samples,
+            seed=training_args.data_seed if training_args.data_seed is not None else training_args.seed,
+            **columns,
+        )
+        eval_dataset = load_text_recognition_dataset(
+            data_args.eval_dataset or data_args.dataset,
+            split=data_args.eval_split,
+            num_samples=data_args.max_eval_samples,
+            **columns,
+        )
+    train_dataset = drop_overlong_labels(train_dataset, processor.tokenizer, max_label_length, "train")
+    eval_dataset = drop_overlong_labels(eval_dataset, processor.tokenizer, max_label_length, "evaluation")
+    return train_dataset, eval_dataset
+
+
+def training_callbacks(training_args: TextrecTrainingArguments) -> list:
+    callbacks = []
+    if training_args.max_train_minutes:
+        callbacks.append(TimeBudgetCallback(training_args.max_train_minutes))
+    if training_args.check_replicas:
+        callbacks.append(ReplicaConsistencyCallback())
+    return callbacks
+
+
+def run(argv: list[str] | None = None) -> dict:
+    model_args, data_args, training_args = parse_arguments(argv)
+    logging.basicConfig(
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        level=logging.INFO if training_args.should_log else logging.WARNING,
+    )
+    transformers.utils.logging.set_verbosity(training_args.get_process_log_level())
+    datasets.utils.logging.set_verbosity(training_args.get_process_log_level())
+
+    set_seed(training_args.seed)
+    spec = get_spec(model_args.model)
+    processor = build_processor(model_args, spec)
+    model = build_model(model_args, spec, processor)
+    max_label_length = model.config.max_target_length
+    processor.max_label_length = max_label_length
+    logger.info("%s model with %s parameters", spec.name, f"{model.num_parameters():,}")
+
+    train_dataset, eval_dataset = load_splits(data_args, training_args, processor, max_label_length)
+    trainer = TextRecognitionTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        data_collator=TextRecognitionCollator(processor),
+        processing_class=processor,
+        compute_metrics=make_compute_metrics(processor, normalization=data_args.metric_normalization),
+        callbacks=training_callbacks(training_args),
+        card_details=dict(
+            architecture=spec.name,
+            architecture_description=spec.description,
+            dataset_name=data_args.eval_dataset or data_args.dataset,
+            dataset_split=data_args.eval_split,
+            eval_samples=len(eval_dataset),
+            preset=None if model_args.model_name_or_path else model_args.preset,
+        ),
+    )
+
+    checkpoint = training_args.resume_from_checkpoint
+    if checkpoint is None:
+        checkpoint = get_last_checkpoint(training_args.output_dir) if os.path.isdir(training_args.output_dir) else None
+        if checkpoint is not None:
+            logger.info("Resuming from the last checkpoint in the output folder: %s", checkpoint)
+    train_result = trainer.train(resume_from_checkpoint=checkpoint)
+    metrics = trainer.evaluate(metric_key_prefix="eval")
+    trainer.log_metrics("train", train_result.metrics)
+    trainer.log_metrics("eval", metrics)
+    trainer.save_metrics("all", {**train_result.metrics, **metrics})
+    trainer.save_state()
+
+    trainer.save_model()
+    if trainer.is_world_process_zero():
+        export_for_hub(trainer.model, processor, training_args.output_dir)
+        trainer.create_model_card()
+    if training_args.push_to_hub:
+        trainer.push_to_hub()
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    run(argv)
+
+
+if __name__ == "__main__":
+    main()

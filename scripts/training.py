@@ -1,0 +1,100 @@
+"""The Trainer pieces textrec adds: model cards with real results, and a data-parallel sanity check."""
+
+import hashlib
+import logging
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from transformers import Seq2SeqTrainer, TrainerCallback
+
+from .model_card import render_model_card
+
+logger = logging.getLogger("textrec.train")
+
+
+class TextRecognitionTrainer(Seq2SeqTrainer):
+    """`Seq2SeqTrainer` whose model card is textrec's, with the last evaluation in `model-index`.
+
+    Args:
+        card_details: `render_model_card` arguments that the trainer cannot know (architecture,
+            dataset name and split, ...).
+    """
+
+    def __init__(self, *args, card_details: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.card_details = card_details or {}
+
+    def last_eval_results(self) -> dict[str, float]:
+        for entry in reversed(self.state.log_history):
+            if "eval_cer" in entry:
+                return {key.removeprefix("eval_"): value for key, value in entry.items() if key.startswith("eval_")}
+        return {}
+
+    def create_model_card(self, model_name: str | None = None, **kwargs) -> None:
+        if not self.is_world_process_zero():
+            return
+        repo_id = self.args.hub_model_id or model_name or Path(self.args.output_dir).name
+        steps = self.state.global_step
+        card = render_model_card(
+            model=self.model,
+            repo_id=repo_id,
+            eval_results=self.last_eval_results(),
+            training_summary=(
+                f"{steps} steps of `Seq2SeqTrainer`, batch {self.args.per_device_train_batch_size} per device, "
+                f"learning rate {self.args.learning_rate} ({self.args.lr_scheduler_type})."
+            ),
+            **self.card_details,
+        )
+        card.save(Path(self.args.output_dir) / "README.md")
+
+
+def parameter_checksum(model: torch.nn.Module) -> str:
+    """SHA-256 of the trainable parameters. Buffers are left out: DDP copies rank 0's buffers (batch
+    norm statistics) into the others at each forward, so they differ legitimately after the last step."""
+    digest = hashlib.sha256()
+    for name, tensor in model.named_parameters():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+class ReplicaConsistencyCallback(TrainerCallback):
+    """After training, compares a checksum of every data-parallel replica's weights and raises if any
+    differ (they would if gradients were not synchronised)."""
+
+    def on_train_end(self, args, state, control, model=None, **kwargs):
+        checksum = parameter_checksum(model)
+        if not (dist.is_available() and dist.is_initialized()):
+            logger.info("Replica check: single process, checksum %s", checksum[:16])
+            return
+        checksums = [None] * dist.get_world_size()
+        dist.all_gather_object(checksums, checksum)
+        if len(set(checksums)) != 1:
+            raise RuntimeError(f"Data-parallel replicas diverged: weight checksums {checksums}")
+        logger.info("Replica check: %d replicas hold identical weights (%s)", len(checksums), checksum[:16])
+
+
+class TimeBudgetCallback(TrainerCallback):
+    """Stops training (with a final save and evaluation) once `minutes` of wall-clock time have passed,
+    so that models are compared under the same CPU budget rather than the same step count."""
+
+    def __init__(self, minutes: float):
+        self.seconds = minutes * 60
+        self.start = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.monotonic()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        out_of_time = torch.tensor(float(time.monotonic() - self.start >= self.seconds))
+        if dist.is_available() and dist.is_initialized():
+            # Every data-parallel process must stop at the same step.
+            dist.all_reduce(out_of_time, op=dist.ReduceOp.MAX)
+        if out_of_time.item():
+            logger.info("Time budget of %.1f minutes reached at step %d", self.seconds / 60, state.global_step)
+            control.should_training_stop = True
+            control.should_save = True
+            control.should_evaluate = True
+        return control

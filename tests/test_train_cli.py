@@ -1,0 +1,172 @@
+"""textrec-train, textrec-evaluate and textrec-recognize end to end on tiny models and data."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from textrec.scripts import evaluate as evaluate_cli
+from textrec.scripts import recognize as recognize_cli
+from textrec.scripts import train as train_cli
+from textrec.scripts.training import TextRecognitionTrainer
+
+from .remote_code import run_without_textrec
+
+
+def tiny_run_arguments(output_dir, max_steps=4, **extra):
+    arguments = dict(
+        model="self-attention",
+        preset="tiny",
+        dataset="synthetic-lines",
+        max_train_samples=48,
+        max_eval_samples=8,
+        max_target_length=48,
+        output_dir=output_dir,
+        max_steps=max_steps,
+        per_device_train_batch_size=8,
+        per_device_eval_batch_size=8,
+        eval_steps=max_steps,
+        save_steps=2,
+        logging_steps=2,
+        warmup_steps=0,
+        seed=7,
+        data_seed=7,
+        use_cpu=True,
+        **extra,
+    )
+    return [f"--{key}={value}" for key, value in arguments.items()]
+
+
+@pytest.fixture(scope="module")
+def trained_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("run") / "model"
+    metrics = train_cli.run(tiny_run_arguments(folder))
+    assert {"eval_cer", "eval_wer", "eval_sequence_accuracy"} <= set(metrics)
+    return folder
+
+
+@pytest.mark.parametrize("entry_point", ["textrec-train", "textrec-evaluate", "textrec-recognize"])
+def test_console_entry_points_have_help(entry_point):
+    executable = shutil.which(entry_point)
+    assert executable, f"{entry_point} is not installed"
+    result = subprocess.run([executable, "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "--model" in result.stdout
+
+
+def test_output_folder_is_hub_ready(trained_folder):
+    names = {path.name for path in trained_folder.iterdir()}
+    expected = {
+        "config.json", "model.safetensors", "generation_config.json", "tokenizer.json", "processor_config.json",
+        "README.md", "modeling_self_attention.py", "configuration_self_attention.py",
+        "processing_text_recognition.py", "image_processing_text_recognition.py", "pipeline_text_recognition.py",
+    }
+    assert expected <= names, expected - names
+    config = json.loads((trained_folder / "config.json").read_text())
+    assert "AutoModelForImageTextToText" in config["auto_map"]
+    assert "text-recognition" in config["custom_pipelines"]
+
+
+def test_model_card_holds_the_real_evaluation(trained_folder):
+    card = (trained_folder / "README.md").read_text()
+    results = json.loads((trained_folder / "all_results.json").read_text())
+    assert "pipeline_tag: image-to-text" in card
+    assert "model-index" in card
+    assert f"value: {round(results['eval_cer'], 4)}" in card
+
+
+def test_folder_loads_and_recognizes_without_textrec(trained_folder, tmp_path, sample_line_images):
+    model, processor = train_cli_load(trained_folder)
+    inputs = processor(images=sample_line_images, return_tensors="pt")
+    expected = processor.batch_decode(model.generate(**inputs, max_new_tokens=10), skip_special_tokens=True)
+    paths = []
+    for index, image in enumerate(sample_line_images):
+        paths.append(str(tmp_path / f"line{index}.png"))
+        image.save(paths[-1])
+    output = run_without_textrec(
+        f"""
+        import json
+        from transformers import AutoModelForImageTextToText, AutoProcessor, pipeline
+        folder = {str(trained_folder)!r}
+        model = AutoModelForImageTextToText.from_pretrained(folder, trust_remote_code=True).eval()
+        processor = AutoProcessor.from_pretrained(folder, trust_remote_code=True)
+        assert type(processor).__name__ == "TextRecognitionProcessor", type(processor)
+        inputs = processor(images={paths!r}, return_tensors="pt")
+        texts = processor.batch_decode(model.generate(**inputs, max_new_tokens=10), skip_special_tokens=True)
+        recognize = pipeline("text-recognition", model=folder, trust_remote_code=True)
+        piped = [r["generated_text"] for r in recognize({paths!r}, batch_size=2, max_new_tokens=10)]
+        print(json.dumps([texts, piped]))
+        """,
+        tmp_path,
+    )
+    texts, piped = json.loads(output.strip().splitlines()[-1])
+    assert texts == expected
+    assert piped == expected
+
+
+def train_cli_load(folder):
+    from textrec.scripts.inference import load_recognizer
+
+    return load_recognizer(str(folder))
+
+
+def test_recognize_prints_one_line_per_image(trained_folder, tmp_path, sample_line_images, capsys):
+    for index, image in enumerate(sample_line_images):
+        image.save(tmp_path / f"line{index}.png")
+    texts = recognize_cli.run(["--model", str(trained_folder), str(tmp_path)])
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == len(sample_line_images) == len(texts)
+    assert printed == texts
+
+
+def test_evaluate_reports_metrics_and_speed(trained_folder, tmp_path):
+    output = tmp_path / "scores.json"
+    scores = evaluate_cli.run(
+        ["--model", str(trained_folder), "--dataset", "synthetic-lines", "--num_samples", "8",
+         "--output_json", str(output)]
+    )
+    assert json.loads(output.read_text()) == pytest.approx(scores)
+    assert 0.0 <= scores["sequence_accuracy"] <= 1.0 and scores["cer"] >= 0.0
+    assert scores["lines_per_second"] > 0
+
+
+def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch):
+    uninterrupted = tmp_path / "uninterrupted"
+    train_cli.run(tiny_run_arguments(uninterrupted, max_steps=4))
+
+    interrupted = tmp_path / "interrupted"
+    original_step = TextRecognitionTrainer.training_step
+
+    def crash_at_step_three(self, *args, **kwargs):
+        if self.state.global_step == 3:
+            raise KeyboardInterrupt("simulated interruption")
+        return original_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(TextRecognitionTrainer, "training_step", crash_at_step_three)
+    with pytest.raises(KeyboardInterrupt):
+        train_cli.run(tiny_run_arguments(interrupted, max_steps=4))
+    assert (interrupted / "checkpoint-2").is_dir() and not (interrupted / "model.safetensors").exists()
+    monkeypatch.setattr(TextRecognitionTrainer, "training_step", original_step)
+    train_cli.run(tiny_run_arguments(interrupted, max_steps=4))
+
+    expected = load_file(uninterrupted / "model.safetensors")
+    actual = load_file(interrupted / "model.safetensors")
+    assert expected.keys() == actual.keys()
+    for name in expected:
+        assert torch.equal(expected[name], actual[name]), name
+
+
+def test_two_process_data_parallel_training_keeps_replicas_identical(tmp_path):
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29531",
+        "-m", "textrec.scripts.train", *tiny_run_arguments(tmp_path / "ddp", max_steps=3), "--check_replicas=True",
+        "--ddp_find_unused_parameters=False",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-4000:]
+    assert "2 replicas hold identical weights" in log
