@@ -118,7 +118,10 @@ def parse_arguments(argv: list[str] | None = None):
 
 def build_processor(model_args: ModelArguments, spec) -> TextRecognitionProcessor:
     if model_args.model_name_or_path:
-        return TextRecognitionProcessor.from_pretrained(model_args.model_name_or_path)
+        processor = TextRecognitionProcessor.from_pretrained(model_args.model_name_or_path)
+        if model_args.charset:
+            processor.tokenizer = build_char_tokenizer(model_args.charset)
+        return processor
     image_kwargs = dict(spec.image_processor_kwargs)
     if model_args.image_height:
         image_kwargs["height"] = model_args.image_height
@@ -131,9 +134,13 @@ def build_processor(model_args: ModelArguments, spec) -> TextRecognitionProcesso
 
 
 def build_model(model_args: ModelArguments, spec, processor: TextRecognitionProcessor):
-    if model_args.model_name_or_path:
-        return spec.model_class.from_pretrained(model_args.model_name_or_path)
     tokenizer = processor.tokenizer
+    if model_args.model_name_or_path:
+        model = spec.model_class.from_pretrained(model_args.model_name_or_path)
+        if model_args.charset:
+            logger.info("New character set: the token embedding and classifier start afresh (%d tokens)", len(tokenizer))
+            model.reset_vocabulary(len(tokenizer))
+        return model
     overrides = json.loads(model_args.config_overrides) if model_args.config_overrides else {}
     config = spec.config_class.from_preset(
         model_args.preset,

@@ -170,3 +170,15 @@ def test_two_process_data_parallel_training_keeps_replicas_identical(tmp_path):
     log = result.stdout + result.stderr
     assert result.returncode == 0, log[-4000:]
     assert "2 replicas hold identical weights" in log
+
+
+def test_fine_tuning_with_another_charset_resets_only_embedding_and_head(trained_folder, tmp_path):
+    before = load_file(trained_folder / "model.safetensors")
+    train_cli.run(
+        tiny_run_arguments(tmp_path / "digits", max_steps=1)
+        + [f"--model_name_or_path={trained_folder}", "--charset=0123456789", "--learning_rate=0"]
+    )
+    after = load_file(tmp_path / "digits" / "model.safetensors")
+    resized = {"decoder.embed_tokens.weight", "lm_head.weight", "lm_head.bias"}
+    assert after["lm_head.weight"].shape[0] == 4 + 10
+    assert all(torch.equal(before[name], after[name]) for name in before if name not in resized and "running" not in name and "num_batches" not in name)

@@ -97,6 +97,18 @@ class EncoderDecoderRecognizerMixin:
     def set_input_embeddings(self, value):
         self.decoder.embed_tokens = value
 
+    def reset_vocabulary(self, vocab_size: int) -> None:
+        """Replaces the token embedding and the classifier with freshly initialised ones of
+        `vocab_size` entries, keeping every other weight: fine-tuning with another character set."""
+        old_embedding = self.get_input_embeddings()
+        embedding = torch.nn.Embedding(vocab_size, old_embedding.embedding_dim, padding_idx=self.config.pad_token_id)
+        head = torch.nn.Linear(self.lm_head.in_features, vocab_size, bias=self.lm_head.bias is not None)
+        for module in (embedding, head):
+            self._init_weights(module)
+        self.set_input_embeddings(embedding.to(old_embedding.weight.device))
+        self.set_output_embeddings(head.to(old_embedding.weight.device))
+        self.config.vocab_size = vocab_size
+
     def forward(
         self,
         pixel_values: torch.FloatTensor | None = None,
