@@ -103,6 +103,10 @@ class TextrecTrainingArguments(Seq2SeqTrainingArguments):
     max_train_minutes: float | None = field(
         default=None, metadata={"help": "Stop after this much wall-clock training time (a CPU budget)."}
     )
+    max_train_cpu_minutes: float | None = field(
+        default=None,
+        metadata={"help": "Stop after this much CPU time of the training process (fair budgets on a shared machine)."},
+    )
     check_replicas: bool = field(
         default=False, metadata={"help": "After training, assert all data-parallel replicas hold identical weights."}
     )
@@ -180,7 +184,9 @@ def load_splits(data_args: DataArguments, training_args, processor, max_label_le
 def training_callbacks(training_args: TextrecTrainingArguments) -> list:
     callbacks = []
     if training_args.max_train_minutes:
-        callbacks.append(TimeBudgetCallback(training_args.max_train_minutes))
+        callbacks.append(TimeBudgetCallback(training_args.max_train_minutes, clock="wall"))
+    if training_args.max_train_cpu_minutes:
+        callbacks.append(TimeBudgetCallback(training_args.max_train_cpu_minutes, clock="cpu"))
     if training_args.check_replicas:
         callbacks.append(ReplicaConsistencyCallback())
     return callbacks

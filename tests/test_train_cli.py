@@ -182,3 +182,11 @@ def test_fine_tuning_with_another_charset_resets_only_embedding_and_head(trained
     resized = {"decoder.embed_tokens.weight", "lm_head.weight", "lm_head.bias"}
     assert after["lm_head.weight"].shape[0] == 4 + 10
     assert all(torch.equal(before[name], after[name]) for name in before if name not in resized and "running" not in name and "num_batches" not in name)
+
+
+@pytest.mark.parametrize("budget", ["--max_train_minutes=0.001", "--max_train_cpu_minutes=0.001"])
+def test_time_budget_stops_training_early_with_a_saved_model(tmp_path, budget):
+    train_cli.run(tiny_run_arguments(tmp_path / "budget", max_steps=50) + [budget])
+    state = json.loads((tmp_path / "budget" / "trainer_state.json").read_text())
+    assert 1 <= state["global_step"] < 50
+    assert (tmp_path / "budget" / "model.safetensors").exists()
