@@ -1,5 +1,6 @@
 """The Trainer pieces textrec adds: model cards with real results, and a data-parallel sanity check."""
 
+import copy
 import hashlib
 import logging
 import time
@@ -25,6 +26,15 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
     def __init__(self, *args, card_details: dict | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.card_details = card_details or {}
+
+    def prediction_step(self, *args, **kwargs):
+        # Seq2SeqTrainer fills every unset generation default (max_length=20, ...) into the model's
+        # generation config, which would then be saved and clash with `max_new_tokens`; keep the model's.
+        generation_config = copy.deepcopy(self.model.generation_config)
+        try:
+            return super().prediction_step(*args, **kwargs)
+        finally:
+            self.model.generation_config = generation_config
 
     def last_eval_results(self) -> dict[str, float]:
         for entry in reversed(self.state.log_history):

@@ -69,6 +69,8 @@ def test_output_folder_is_hub_ready(trained_folder):
     config = json.loads((trained_folder / "config.json").read_text())
     assert "AutoModelForImageTextToText" in config["auto_map"]
     assert "text-recognition" in config["custom_pipelines"]
+    generation = json.loads((trained_folder / "generation_config.json").read_text())
+    assert generation["max_new_tokens"] == 48 and "max_length" not in generation
 
 
 def test_model_card_holds_the_real_evaluation(trained_folder):
