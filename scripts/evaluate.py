@@ -10,6 +10,7 @@ import logging
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.metrics import load_metric
 
+from .contact_sheet import draw_contact_sheet
 from .inference import load_recognizer, recognize
 
 METRICS = ("cer", "wer", "sequence_accuracy")
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="scene-text: compare lower-case alphanumerics only.")
     parser.add_argument("--output_json", help="Also write the results to this file.")
     parser.add_argument("--show_errors", type=int, default=5, help="Print this many misread lines (default 5).")
+    parser.add_argument("--contact_sheet", help="Write a PNG of the first 24 lines with expected and recognized text.")
     return parser
 
 
@@ -44,7 +46,8 @@ def run(argv: list[str] | None = None) -> dict:
     model, processor = load_recognizer(args.model)
     dataset = load_text_recognition_dataset(args.dataset, split=args.split, num_samples=args.num_samples)
     references = list(dataset["text"])
-    result = recognize(model, processor, list(dataset["image"]), batch_size=args.batch_size, num_beams=args.num_beams)
+    images = list(dataset["image"])
+    result = recognize(model, processor, images, batch_size=args.batch_size, num_beams=args.num_beams)
     scores = evaluate_texts(result.texts, references, args.normalization)
     scores["lines_per_second"] = result.lines_per_second
     scores["num_samples"] = len(references)
@@ -55,6 +58,9 @@ def run(argv: list[str] | None = None) -> dict:
     errors = [(r, p) for r, p in zip(references, result.texts) if r != p][: args.show_errors]
     for reference, prediction in errors:
         print(f"  expected {reference!r}\n       got {prediction!r}")
+    if args.contact_sheet:
+        count = min(24, len(references))
+        draw_contact_sheet(images[:count], references[:count], result.texts[:count]).save(args.contact_sheet)
     if args.output_json:
         with open(args.output_json, "w") as file:
             json.dump(scores, file, indent=2)

@@ -129,8 +129,11 @@ def test_evaluate_reports_metrics_and_speed(trained_folder, tmp_path):
     output = tmp_path / "scores.json"
     scores = evaluate_cli.run(
         ["--model", str(trained_folder), "--dataset", "synthetic-lines", "--num_samples", "8",
-         "--output_json", str(output)]
+         "--output_json", str(output), "--contact_sheet", str(tmp_path / "sheet.png")]
     )
+    from PIL import Image
+
+    assert Image.open(tmp_path / "sheet.png").size[1] > 8 * 48
     assert json.loads(output.read_text()) == pytest.approx(scores)
     assert 0.0 <= scores["sequence_accuracy"] <= 1.0 and scores["cer"] >= 0.0
     assert scores["lines_per_second"] > 0
