@@ -1,27 +1,65 @@
-"""textrec's recognition models, registered with transformers' Auto classes.
+"""textrec's models, registered with transformers' Auto classes.
 
-`ARCHITECTURES` maps each architecture's command-line name to its configuration and model classes.
+`ARCHITECTURES` maps each recognizer's command-line name to its configuration and model classes
+(image in, text out: they share the test matrix). `LANGUAGE_MODELS` does the same for the text-only
+models (token ids in), with their base model and their pre-training model.
 """
 
-from transformers import AutoConfig, AutoModelForImageTextToText
+from transformers import AutoConfig, AutoModel, AutoModelForImageTextToText, AutoModelForMaskedLM
 
+from .charbert.configuration_charbert import CharBertConfig
+from .charbert.modeling_charbert import CharBertForMaskedLM, CharBertModel
+from .comer.configuration_comer import CoMERConfig
+from .comer.modeling_comer import CoMEREncoder, CoMERForFormulaRecognition
+from .resnet_transformer.configuration_resnet_transformer import ResNetTransformerConfig
+from .resnet_transformer.modeling_resnet_transformer import (
+    ResNetTransformerEncoder,
+    ResNetTransformerForTextRecognition,
+)
 from .self_attention.configuration_self_attention import SelfAttentionRecognizerConfig
 from .self_attention.modeling_self_attention import (
     SelfAttentionRecognizerEncoder,
     SelfAttentionRecognizerForTextRecognition,
 )
+from .sharp_attention.configuration_sharp_attention import SharpAttentionConfig
+from .sharp_attention.modeling_sharp_attention import SharpAttentionEncoder, SharpAttentionForTextRecognition
 
 ARCHITECTURES = {
     "self-attention": (SelfAttentionRecognizerConfig, SelfAttentionRecognizerForTextRecognition),
+    "resnet-transformer": (ResNetTransformerConfig, ResNetTransformerForTextRecognition),
+    "sharp-attention": (SharpAttentionConfig, SharpAttentionForTextRecognition),
+    "comer": (CoMERConfig, CoMERForFormulaRecognition),
+}
+
+LANGUAGE_MODELS = {
+    "charbert": (CharBertConfig, CharBertModel, CharBertForMaskedLM),
 }
 
 for _config_class, _model_class in ARCHITECTURES.values():
     AutoConfig.register(_config_class.model_type, _config_class, exist_ok=True)
     AutoModelForImageTextToText.register(_config_class, _model_class, exist_ok=True)
 
+for _config_class, _base_class, _pretraining_class in LANGUAGE_MODELS.values():
+    AutoConfig.register(_config_class.model_type, _config_class, exist_ok=True)
+    AutoModel.register(_config_class, _base_class, exist_ok=True)
+    AutoModelForMaskedLM.register(_config_class, _pretraining_class, exist_ok=True)
+
 __all__ = [
     "ARCHITECTURES",
+    "LANGUAGE_MODELS",
+    "CharBertConfig",
+    "CharBertForMaskedLM",
+    "CharBertModel",
+    "CoMERConfig",
+    "CoMEREncoder",
+    "CoMERForFormulaRecognition",
+    "ResNetTransformerConfig",
+    "ResNetTransformerEncoder",
+    "ResNetTransformerForTextRecognition",
     "SelfAttentionRecognizerConfig",
     "SelfAttentionRecognizerEncoder",
     "SelfAttentionRecognizerForTextRecognition",
+    "SharpAttentionConfig",
+    "SharpAttentionEncoder",
+    "SharpAttentionForTextRecognition",
 ]

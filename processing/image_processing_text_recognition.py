@@ -8,10 +8,17 @@ Pipeline for every image (PIL and NumPy only):
 3. Resize with PIL bicubic resampling (antialiased when shrinking; bicubic keeps thin strokes sharper
    than bilinear). `resize_mode="keep_aspect"`: to `height` rows, width scaled by the same factor
    (at least 1) and capped at `max_width` (wider crops are squeezed). `resize_mode="fixed"`: to
-   `height` x `width`.
+   `height` x `width`. `resize_mode="limits"` (formulas, whose size carries meaning): kept as they are
+   when within `min_height`-`max_height` x `min_width`-`max_width`, else scaled, aspect kept, just
+   enough to fit (down when a side is too long, else up when a side is too short); a side still out of
+   its range then (an extremely elongated image) is squeezed or stretched to it. Only in this mode,
+   `do_scale_augmentation=True` (a training-time option of the call) first scales each image by a
+   factor drawn uniformly from `scale_augmentation_range`, from NumPy's global generator (which
+   `transformers.set_seed` seeds).
 4. Scale to [0, 1], optionally invert (`1 - x`), optionally normalise (`(x - mean) / std`).
-5. Batch: right-pad every image to the widest one, rounded up to a multiple of `width_multiple`, with
-   `padding_value`; `pixel_mask` marks real pixels with 1 and padding with 0.
+5. Batch: right-pad every image to the widest one, rounded up to a multiple of `width_multiple`, and
+   in `"limits"` mode bottom-pad it to the tallest one, with `padding_value`; `pixel_mask` marks real
+   pixels with 1 and padding with 0.
 """
 
 import os
@@ -24,7 +31,7 @@ from transformers.processing_utils import ImagesKwargs
 
 
 RESAMPLE = Image.Resampling.BICUBIC
-RESIZE_MODES = ("keep_aspect", "fixed")
+RESIZE_MODES = ("keep_aspect", "fixed", "limits")
 _SIXTEEN_BIT_MODES = ("I", "I;16", "I;16B", "I;16L", "I;16N")
 
 
@@ -116,6 +123,10 @@ class TextRecognitionImageProcessorKwargs(ImagesKwargs, total=False):
     max_width: int
     width: int
     width_multiple: int
+    min_height: int
+    max_height: int
+    min_width: int
+    scale_augmentation_range: list[float]
     padding_value: float | None
     invert: bool
 
@@ -126,13 +137,18 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
     Args:
         num_channels (`int`, defaults to 1): 1 for grayscale, 3 for RGB.
         resize_mode (`str`, defaults to `"keep_aspect"`): `"keep_aspect"` (fixed `height`, width follows
-            the aspect ratio up to `max_width`, batch padded on the right) or `"fixed"` (`height` x `width`).
+            the aspect ratio up to `max_width`, batch padded on the right), `"fixed"` (`height` x `width`) or
+            `"limits"` (size kept within the limits below, batch padded on the right and at the bottom).
         height (`int`, defaults to 32): output height in pixels.
-        max_width (`int`, defaults to 512): widest resized image in `"keep_aspect"` mode; a multiple of
-            `width_multiple`.
+        max_width (`int`, defaults to 512): widest resized image in `"keep_aspect"` and `"limits"` modes; a
+            multiple of `width_multiple`.
         width (`int`, defaults to 128): output width in `"fixed"` mode.
-        width_multiple (`int`, defaults to 4): in `"keep_aspect"` mode the batch width is rounded up to a
-            multiple of it (for encoders that downsample the width).
+        width_multiple (`int`, defaults to 4): the batch width is rounded up to a multiple of it (for
+            encoders that downsample the width).
+        min_height (`int`, defaults to 16), max_height (`int`, defaults to 256), min_width (`int`, defaults
+            to 16): the other limits of `"limits"` mode.
+        scale_augmentation_range (`list[float]`, defaults to `[0.7, 1.4]`): the range of the random scale
+            factor of `do_scale_augmentation` (`"limits"` mode).
         do_normalize (`bool`, defaults to `True`): apply `(x - image_mean) / image_std` to the [0, 1] values.
         image_mean (`float` or `list[float]`, defaults to 0.5): per-channel mean (one value for all channels).
         image_std (`float` or `list[float]`, defaults to 0.5): per-channel standard deviation.
@@ -154,6 +170,10 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         max_width: int = 512,
         width: int = 128,
         width_multiple: int = 4,
+        min_height: int = 16,
+        max_height: int = 256,
+        min_width: int = 16,
+        scale_augmentation_range: Sequence[float] = (0.7, 1.4),
         do_normalize: bool = True,
         image_mean: float | Sequence[float] = 0.5,
         image_std: float | Sequence[float] = 0.5,
@@ -171,17 +191,31 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             ("max_width", max_width),
             ("width", width),
             ("width_multiple", width_multiple),
+            ("min_height", min_height),
+            ("max_height", max_height),
+            ("min_width", min_width),
         ):
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if max_width % width_multiple:
             raise ValueError(f"max_width ({max_width}) must be a multiple of width_multiple ({width_multiple})")
+        if min_height > max_height or min_width > max_width:
+            raise ValueError(
+                f"the limits must satisfy min <= max: height {min_height}-{max_height}, width {min_width}-{max_width}"
+            )
+        low, high = (float(value) for value in scale_augmentation_range)
+        if not 0 < low <= high:
+            raise ValueError(f"scale_augmentation_range must be [low, high] with 0 < low <= high, got {scale_augmentation_range}")
         self.num_channels = num_channels
         self.resize_mode = resize_mode
         self.height = height
         self.max_width = max_width
         self.width = width
         self.width_multiple = width_multiple
+        self.min_height = min_height
+        self.max_height = max_height
+        self.min_width = min_width
+        self.scale_augmentation_range = [low, high]
         self.do_normalize = do_normalize
         self.image_mean = self._per_channel("image_mean", image_mean)
         self.image_std = self._per_channel("image_std", image_std)
@@ -198,56 +232,77 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             raise ValueError(f"{name} needs {self.num_channels} value(s) (num_channels), got {len(values)}")
         return values
 
-    def preprocess(self, images, return_tensors: str | None = "pt") -> BatchFeature:
+    def preprocess(
+        self, images, return_tensors: str | None = "pt", do_scale_augmentation: bool = False
+    ) -> BatchFeature:
         """Turn one image or a list of images into a padded batch.
 
         Args:
             images: an image or a list of images, each as accepted by `load_image` (path, PIL image, array).
             return_tensors: `"pt"` for torch tensors, `"np"` or `None` for NumPy arrays.
+            do_scale_augmentation: scale each image by a random factor first (training batches, `"limits"`
+                mode only).
 
         Returns:
             `BatchFeature` with
-            - `pixel_values` float32 (batch, num_channels, height, batch_width);
-            - `pixel_mask` int64 (batch, height, batch_width), 1 on image pixels, 0 on right padding.
-            `batch_width` is `width` in `"fixed"` mode; in `"keep_aspect"` mode it is the widest resized
-            image rounded up to a multiple of `width_multiple`.
+            - `pixel_values` float32 (batch, num_channels, batch_height, batch_width);
+            - `pixel_mask` int64 (batch, batch_height, batch_width), 1 on image pixels, 0 on padding.
+            `batch_width` is `width` in `"fixed"` mode; otherwise it is the widest resized image rounded up
+            to a multiple of `width_multiple`. `batch_height` is the tallest resized image in `"limits"`
+            mode, `height` otherwise.
 
         Raises:
             ValueError: an image cannot be used; the message starts with "image at index i" and, for
-                files, names the file.
+                files, names the file. `do_scale_augmentation` outside `"limits"` mode.
         """
+        if do_scale_augmentation and self.resize_mode != "limits":
+            raise ValueError(f'do_scale_augmentation needs resize_mode="limits", not {self.resize_mode!r}')
         if isinstance(images, (str, os.PathLike, Image.Image, np.ndarray)):
             images = [images]
         if len(images) == 0:
             raise ValueError("expected at least one image, got an empty list")
         arrays = []
         for index, image in enumerate(images):
+            scale = np.random.uniform(*self.scale_augmentation_range) if do_scale_augmentation else 1.0
             try:
-                arrays.append(self._image_to_array(load_image(image)))
+                arrays.append(self._image_to_array(load_image(image), scale))
             except (ValueError, TypeError) as err:
                 raise type(err)(f"image at index {index}: {err}") from err
 
+        batch_height = max(array.shape[1] for array in arrays)
         batch_width = max(array.shape[2] for array in arrays)
         batch_width = -(-batch_width // self.width_multiple) * self.width_multiple
-        pixel_values = np.empty((len(arrays), self.num_channels, self.height, batch_width), dtype=np.float32)
+        pixel_values = np.empty((len(arrays), self.num_channels, batch_height, batch_width), dtype=np.float32)
         pixel_values[...] = self._padding_values()[:, None, None]
-        pixel_mask = np.zeros((len(arrays), self.height, batch_width), dtype=np.int64)
+        pixel_mask = np.zeros((len(arrays), batch_height, batch_width), dtype=np.int64)
         for index, array in enumerate(arrays):
-            pixel_values[index, :, :, : array.shape[2]] = array
-            pixel_mask[index, :, : array.shape[2]] = 1
+            pixel_values[index, :, : array.shape[1], : array.shape[2]] = array
+            pixel_mask[index, : array.shape[1], : array.shape[2]] = 1
         return BatchFeature({"pixel_values": pixel_values, "pixel_mask": pixel_mask}, tensor_type=return_tensors)
 
-    def _image_to_array(self, image: Image.Image) -> np.ndarray:
-        """8-bit L/RGB image -> float32 (num_channels, height, resized_width), normalised."""
-        image = image.convert("L" if self.num_channels == 1 else "RGB")
+    def _resized_size(self, width: int, height: int, scale: float) -> tuple[int, int]:
+        """`(width, height)` after resizing an image of `(width, height)` (see `resize_mode`)."""
         if self.resize_mode == "fixed":
-            size = (self.width, self.height)
-        else:
-            scaled_width = max(1, round(image.width * self.height / image.height))
-            size = (min(scaled_width, self.max_width), self.height)
+            return self.width, self.height
+        if self.resize_mode == "keep_aspect":
+            scaled_width = max(1, round(width * self.height / height))
+            return min(scaled_width, self.max_width), self.height
+        width, height = width * scale, height * scale
+        factor = min(self.max_height / height, self.max_width / width)
+        if factor >= 1.0:
+            factor = max(1.0, self.min_height / height, self.min_width / width)
+        return (
+            min(max(round(width * factor), self.min_width), self.max_width),
+            min(max(round(height * factor), self.min_height), self.max_height),
+        )
+
+    def _image_to_array(self, image: Image.Image, scale: float = 1.0) -> np.ndarray:
+        """8-bit L/RGB image -> float32 (num_channels, resized_height, resized_width), normalised."""
+        image = image.convert("L" if self.num_channels == 1 else "RGB")
+        size = self._resized_size(image.width, image.height, scale)
         if image.size != size:
             image = image.resize(size, resample=RESAMPLE)
-        values = np.asarray(image, dtype=np.float32).reshape(self.height, size[0], -1) / 255.0
+        values = np.asarray(image, dtype=np.float32).reshape(size[1], size[0], -1) / 255.0
         return self._normalize(values).transpose(2, 0, 1)
 
     def _normalize(self, values: np.ndarray) -> np.ndarray:

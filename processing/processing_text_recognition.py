@@ -67,6 +67,7 @@ class TextRecognitionProcessor(ProcessorMixin):
         return_tensors: str | None = "pt",
         max_label_length: int | None = None,
         padding: bool | str = True,
+        do_scale_augmentation: bool = False,
     ) -> BatchFeature:
         """Prepare model inputs and/or training labels.
 
@@ -78,6 +79,7 @@ class TextRecognitionProcessor(ProcessorMixin):
             max_label_length: overrides the processor's `max_label_length` for this call.
             padding: accepted for pipeline compatibility; sequences are always padded to the longest in
                 the batch (`True` or `"longest"`).
+            do_scale_augmentation: randomly rescale the images (training batches; see the image processor).
 
         Returns:
             `BatchFeature` with, depending on the inputs given:
@@ -89,7 +91,8 @@ class TextRecognitionProcessor(ProcessorMixin):
             ValueError: nothing to process, a label longer than `max_label_length` (the message gives the
                 sample index, its length and the limit), or an image that cannot be used.
 
-        Characters outside the vocabulary become `<unk>`; each call logs one warning with their count.
+        Characters (or LaTeX tokens) outside the vocabulary become `<unk>`; each call logs one warning with
+        their count.
         """
         if images is None and text is None and text_target is None:
             raise ValueError("nothing to process: give images, text (a decoding prefix) or text_target")
@@ -98,7 +101,7 @@ class TextRecognitionProcessor(ProcessorMixin):
         texts, targets = _as_list(text), _as_list(text_target)
         data = {}
         if images is not None:
-            data.update(self.image_processor(images, return_tensors=None))
+            data.update(self.image_processor(images, return_tensors=None, do_scale_augmentation=do_scale_augmentation))
         sizes = {
             name: len(value)
             for name, value in (("images", data.get("pixel_values")), ("text", texts), ("text_target", targets))
@@ -115,13 +118,16 @@ class TextRecognitionProcessor(ProcessorMixin):
         return BatchFeature(data, tensor_type=return_tensors)
 
     def _warn_out_of_vocabulary(self, texts: list[str]) -> None:
+        # The tokenizer's own pre-tokenizer gives the units it looks up: characters, or LaTeX tokens.
         vocab = self.tokenizer.get_vocab()
-        unknown = [character for text in texts for character in text if character not in vocab]
+        pieces = self.tokenizer.backend_tokenizer.pre_tokenizer.pre_tokenize_str
+        unknown = [piece for text in texts for piece, _ in pieces(text) if piece not in vocab]
         if unknown:
-            distinct = "".join(dict.fromkeys(unknown))
+            characters = all(len(piece) == 1 for piece in unknown)
+            distinct = ("" if characters else " ").join(dict.fromkeys(unknown))
             logger.warning(
-                f"{len(unknown)} character(s) outside the vocabulary were mapped to "
-                f"{self.tokenizer.unk_token}: {distinct!r}"
+                f"{len(unknown)} {'character' if characters else 'token'}(s) outside the vocabulary were mapped "
+                f"to {self.tokenizer.unk_token}: {distinct!r}"
             )
 
     def _prefix_ids(self, texts: list[str]) -> dict[str, np.ndarray]:

@@ -1,12 +1,31 @@
 """What the command-line tools need to know about each architecture beyond its model classes:
-the image processor settings its models are trained with."""
+the image processor settings its models are trained with, and its own training recipe if it has one."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from transformers import AutoProcessor
 
-from textrec.modeling import ARCHITECTURES
-from textrec.processing import TextRecognitionProcessor
+from textrec.modeling import ARCHITECTURES, CharBertConfig, ResNetTransformerConfig, SharpAttentionConfig
+from textrec.processing import (
+    CharBertProcessor,
+    TextRecognitionProcessor,
+    build_char_tokenizer,
+    build_latex_tokenizer,
+)
+from textrec.processing.data.reference_glyphs import reference_glyph_table
+
+from .optimization import (
+    TrainingRecipe,
+    adadelta_from_arguments,
+    adam_from_arguments,
+    constant_from_arguments,
+    reduce_on_plateau_from_arguments,
+    rsqrt_scaled_learning_rate,
+    sgd_from_arguments,
+    warmup_staircase_from_arguments,
+)
 
 
 @dataclass(frozen=True)
@@ -18,6 +37,15 @@ class ArchitectureSpec:
         config_class, model_class: from `textrec.modeling.ARCHITECTURES`.
         description: one or two sentences for model cards.
         image_processor_kwargs: `TextRecognitionImageProcessor` settings for new models.
+        recipe: the optimiser and learning-rate schedule of textrec-train, when not the Trainer's
+            AdamW and `--lr_scheduler_type`.
+        prepare_model: `(model, processor) -> None`, run by textrec-train on the model it is about to
+            train, new or loaded (for what the model needs from the processor's vocabulary and image
+            settings, such as rendered reference glyphs).
+        build_tokenizer: builds the vocabulary of new models, from `--charset` (a charset or dictionary,
+            or its file) when given, else its default: characters, or LaTeX tokens for formulas.
+        extra_metrics: evaluation metrics besides CER, WER and sequence accuracy (`"exprate"`).
+        train_processor_kwargs: processor call options for training batches only (augmentation).
     """
 
     name: str
@@ -25,9 +53,89 @@ class ArchitectureSpec:
     model_class: type
     description: str
     image_processor_kwargs: dict = field(default_factory=dict)
+    recipe: TrainingRecipe | None = None
+    prepare_model: Callable | None = None
+    build_tokenizer: Callable = build_char_tokenizer
+    extra_metrics: tuple[str, ...] = ()
+    train_processor_kwargs: dict = field(default_factory=dict)
 
 
 LINE_IMAGES = dict(num_channels=1, resize_mode="keep_aspect", height=32, max_width=512, width_multiple=4)
+
+# Every image resized to the input size of the paper preset: 32 x 300 (handwriting).
+_RESNET_TRANSFORMER_PAPER = ResNetTransformerConfig.from_preset("paper")
+RESNET_TRANSFORMER_IMAGES = dict(
+    num_channels=_RESNET_TRANSFORMER_PAPER.num_channels,
+    resize_mode="fixed",
+    height=_RESNET_TRANSFORMER_PAPER.image_height,
+    width=_RESNET_TRANSFORMER_PAPER.image_width,
+)
+
+# The description's recipe: Adam (0.9, 0.997, 1e-9); linear warm-up over 2000 steps to
+# 0.3 / (sqrt(512) * sqrt(2000)), then x0.8 every 32000 steps. `--learning_rate` is that peak.
+RESNET_TRANSFORMER_RECIPE = TrainingRecipe(
+    summary="Adam; linear warm-up, then staircase decay",
+    defaults=dict(
+        learning_rate=rsqrt_scaled_learning_rate(0.3, hidden_size=512, warmup_steps=2000),
+        warmup_steps=2000,
+        adam_beta1=0.9,
+        adam_beta2=0.997,
+        adam_epsilon=1e-9,
+    ),
+    optimizer=adam_from_arguments,
+    lr_scheduler=partial(warmup_staircase_from_arguments, decay_rate=0.8, decay_steps=32000),
+)
+
+# Grey images of 100 x 32, as in the description (CRNN's input size).
+_SHARP_ATTENTION_PAPER = SharpAttentionConfig.from_preset("paper")
+SHARP_ATTENTION_IMAGES = dict(
+    num_channels=_SHARP_ATTENTION_PAPER.num_channels,
+    resize_mode="fixed",
+    height=_SHARP_ATTENTION_PAPER.image_height,
+    width=_SHARP_ATTENTION_PAPER.image_width,
+)
+
+# The description's recipe: ADADELTA, learning rate 1.0, decay 0.95, L2 weight decay 4e-5, no schedule.
+SHARP_ATTENTION_RECIPE = TrainingRecipe(
+    summary="ADADELTA (decay 0.95), constant learning rate",
+    defaults=dict(learning_rate=1.0, weight_decay=4e-5, warmup_steps=0),
+    optimizer=partial(adadelta_from_arguments, rho=0.95),
+    lr_scheduler=constant_from_arguments,
+)
+
+
+def set_reference_glyphs(model, processor: TextRecognitionProcessor) -> None:
+    """Renders the reference glyphs of the vocabulary into a sharp-attention model that is supervised with
+    them (`reference_loss_weight > 0`); other models are left alone."""
+    config = model.config
+    if config.reference_loss_weight > 0:
+        width = config.sharpener_patch_widths[-1]
+        model.set_reference_glyphs(*reference_glyph_table(processor.tokenizer, processor.image_processor, width))
+
+
+# Formulas keep their size within 16-256 x 16-1024 pixels (scaled to fit otherwise), white strokes on
+# black in [0, 1], padded with black; training batches are rescaled by a random factor in [0.7, 1.4].
+FORMULA_IMAGES = dict(
+    num_channels=1,
+    resize_mode="limits",
+    min_height=16,
+    max_height=256,
+    min_width=16,
+    max_width=1024,
+    width_multiple=16,
+    scale_augmentation_range=[0.7, 1.4],
+    do_normalize=False,
+    padding_value=0.0,
+)
+
+# CoMER's recipe: SGD (momentum 0.9, weight decay 1e-4) at 0.08, the rate divided by 4 when the validation
+# ExpRate has not improved for 10 evaluations (20 epochs at one evaluation every 2 epochs in the paper).
+COMER_RECIPE = TrainingRecipe(
+    summary="SGD with momentum; learning rate reduced on a plateau of the validation ExpRate",
+    defaults=dict(learning_rate=0.08, weight_decay=1e-4, metric_for_best_model="exprate", greater_is_better=True),
+    optimizer=partial(sgd_from_arguments, momentum=0.9),
+    lr_scheduler=partial(reduce_on_plateau_from_arguments, factor=0.25, patience=10),
+)
 
 SPECS = {
     "self-attention": ArchitectureSpec(
@@ -40,6 +148,44 @@ SPECS = {
         ),
         image_processor_kwargs=LINE_IMAGES,
     ),
+    "resnet-transformer": ArchitectureSpec(
+        "resnet-transformer",
+        *ARCHITECTURES["resnet-transformer"],
+        description=(
+            "A ResNet-50 whose last stages keep 1/8 resolution encodes the line image; each feature-map column, "
+            "reduced by a 1x1 convolution and a fully connected layer, is one element of a sequence read by a "
+            "transformer encoder-decoder. Beam search of 4 ranked by the GNMT length penalty."
+        ),
+        image_processor_kwargs=RESNET_TRANSFORMER_IMAGES,
+        recipe=RESNET_TRANSFORMER_RECIPE,
+    ),
+    "sharp-attention": ArchitectureSpec(
+        "sharp-attention",
+        *ARCHITECTURES["sharp-attention"],
+        description=(
+            "CRNN's VGG and a 2-layer bidirectional LSTM encode the 100x32 grey image into 24 column features; "
+            "an LSTM decoder with additive attention reads them with soft, hard (sampled, REINFORCE-trained) "
+            "or sharp attention, where the chosen column's image region is cropped and transformed by spatial "
+            "transformers and re-encoded."
+        ),
+        image_processor_kwargs=SHARP_ATTENTION_IMAGES,
+        recipe=SHARP_ATTENTION_RECIPE,
+        prepare_model=set_reference_glyphs,
+    ),
+    "comer": ArchitectureSpec(
+        "comer",
+        *ARCHITECTURES["comer"],
+        description=(
+            "CoMER: a DenseNet encodes the formula image with 2-D positions; a transformer decoder trained in both "
+            "directions reads it, its cross-attention refined by an Attention Refinement Module from the coverage "
+            "of earlier steps (none: the BTTR baseline). LaTeX tokens of the CROHME dictionary."
+        ),
+        image_processor_kwargs=FORMULA_IMAGES,
+        recipe=COMER_RECIPE,
+        build_tokenizer=build_latex_tokenizer,
+        extra_metrics=("exprate",),
+        train_processor_kwargs=dict(do_scale_augmentation=True),
+    ),
 }
 
 
@@ -51,3 +197,4 @@ def get_spec(name: str) -> ArchitectureSpec:
 
 for _spec in SPECS.values():
     AutoProcessor.register(_spec.config_class, TextRecognitionProcessor, exist_ok=True)
+AutoProcessor.register(CharBertConfig, CharBertProcessor, exist_ok=True)

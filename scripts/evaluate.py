@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num_beams", type=int, default=1, help="1 for greedy decoding.")
     parser.add_argument("--normalization", choices=["none", "scene-text"], default="none",
                         help="scene-text: compare lower-case alphanumerics only.")
+    parser.add_argument("--exprate", action="store_true",
+                        help="Also ExpRate and the rates within 1, 2 and 3 token errors (formulas in LaTeX tokens).")
     parser.add_argument("--output_json", help="Also write the results to this file.")
     parser.add_argument("--show_errors", type=int, default=5, help="Print this many misread lines (default 5).")
     parser.add_argument("--contact_sheet", help="Write a PNG of the first 24 lines with expected and recognized text.")
@@ -49,12 +51,17 @@ def run(argv: list[str] | None = None) -> dict:
     images = list(dataset["image"])
     result = recognize(model, processor, images, batch_size=args.batch_size, num_beams=args.num_beams)
     scores = evaluate_texts(result.texts, references, args.normalization)
+    if args.exprate:
+        scores.update(load_metric("exprate").compute(predictions=result.texts, references=references))
     scores["lines_per_second"] = result.lines_per_second
     scores["num_samples"] = len(references)
 
     print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, beams={args.num_beams})")
     print(f"  CER {scores['cer']:.2%}  WER {scores['wer']:.2%}  sequence accuracy {scores['sequence_accuracy']:.2%}"
           f"  {scores['lines_per_second']:.1f} lines/s")
+    if args.exprate:
+        print("  ExpRate {exprate:.2%}  within 1 {exprate_within_1:.2%}  within 2 {exprate_within_2:.2%}"
+              "  within 3 {exprate_within_3:.2%}".format(**scores))
     errors = [(r, p) for r, p in zip(references, result.texts) if r != p][: args.show_errors]
     for reference, prediction in errors:
         print(f"  expected {reference!r}\n       got {prediction!r}")

@@ -3,6 +3,9 @@
     textrec-train --model self-attention --preset base --dataset synthetic-lines \
         --max_steps 2000 --output_dir runs/self-attention
 
+`--model charbert` pre-trains the CharBERT language model instead, with its own arguments (see
+`textrec.scripts.pretrain_charbert`, or `textrec-train --model charbert --help`).
+
 Every `Seq2SeqTrainingArguments` option works as in transformers' example scripts
 (`--learning_rate`, `--resume_from_checkpoint`, `--push_to_hub`, `--hub_model_id`, ...). The
 output folder is ready for the Hub: weights as safetensors, processor, custom code, generation
@@ -21,22 +24,30 @@ import transformers
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments, set_seed
 from transformers.trainer_utils import IntervalStrategy, SchedulerType, get_last_checkpoint
 
-from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
+from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.data.collator import TextRecognitionCollator, drop_overlong_labels
 from textrec.processing.metrics import make_compute_metrics
 
+from . import pretrain_charbert
 from .architectures import SPECS, get_spec
 from .hub_export import export_for_hub
 from .training import ReplicaConsistencyCallback, TextRecognitionTrainer, TimeBudgetCallback
 
 logger = logging.getLogger("textrec.train")
 
+LANGUAGE_MODEL = "charbert"
+"""The `--model` handed over to `pretrain_charbert`."""
+
 
 @dataclass
 class ModelArguments:
     model: str = field(
-        default="self-attention", metadata={"help": "Architecture to train.", "choices": sorted(SPECS)}
+        default="self-attention",
+        metadata={
+            "help": "Architecture to train; charbert pre-trains the CharBERT language model (its own options).",
+            "choices": sorted(SPECS) + [LANGUAGE_MODEL],
+        },
     )
     preset: str = field(
         default="base",
@@ -46,11 +57,22 @@ class ModelArguments:
         default=None, metadata={"help": "Fine-tune a trained model (folder or Hub id) instead of a new one."}
     )
     charset: str | None = field(
-        default=None, metadata={"help": "Characters of the vocabulary, or a file holding them (default: printable ASCII)."}
+        default=None,
+        metadata={"help": "Characters of the vocabulary, or a file holding them (default: printable ASCII); for "
+                  "comer, a LaTeX dictionary file, one token per line (default: the CROHME dictionary)."},
     )
     max_target_length: int = field(default=64, metadata={"help": "Longest label in tokens, end token included."})
     image_height: int | None = field(default=None, metadata={"help": "Image height (default: the architecture's)."})
     max_image_width: int | None = field(default=None, metadata={"help": "Widest resized image before padding."})
+    image_width: int | None = field(
+        default=None,
+        metadata={"help": "Width of every image, for fixed-size architectures (default: the architecture's)."},
+    )
+    backbone_weights: str | None = field(
+        default=None,
+        metadata={"help": "ResNet weights in transformers' format (folder or Hub id, e.g. microsoft/resnet-50) "
+                  "for the backbone of a new resnet-transformer model."},
+    )
     config_overrides: str | None = field(
         default=None, metadata={"help": 'JSON of configuration values over the preset, e.g. \'{"d_model": 128}\'.'}
     )
@@ -62,7 +84,9 @@ class DataArguments:
         default="synthetic-lines",
         metadata={
             "help": "synthetic-lines, synthetic-lines-handwriting, synthetic-digits, synthetic-math, "
-            "an image folder with metadata.jsonl, a saved datasets folder, or a Hub dataset id."
+            "mnist-digits (options after a colon: mnist-digits:length=13,rotated=true,mnist_dir=DIR), "
+            "an image folder with metadata.jsonl, an LMDB folder (data.mdb), a saved datasets folder, "
+            "or a Hub dataset id."
         },
     )
     eval_dataset: str | None = field(default=None, metadata={"help": "Evaluation data (default: --dataset)."})
@@ -113,10 +137,16 @@ class TextrecTrainingArguments(Seq2SeqTrainingArguments):
 
 
 def parse_arguments(argv: list[str] | None = None):
+    """The three argument groups. An architecture with its own training recipe brings its defaults
+    (`ArchitectureSpec.recipe.defaults`); values given in `argv` still win."""
     parser = HfArgumentParser((ModelArguments, DataArguments, TextrecTrainingArguments))
     argv = sys.argv[1:] if argv is None else argv
+    spec = SPECS.get(requested_model(argv) or ModelArguments.model)
+    defaults = spec.recipe.defaults if spec is not None and spec.recipe is not None else {}
     if len(argv) == 1 and argv[0].endswith(".json"):
-        return parser.parse_json_file(argv[0])
+        with open(argv[0]) as file:
+            return parser.parse_dict({**defaults, **json.load(file)})
+    parser.set_defaults(**defaults)
     return parser.parse_args_into_dataclasses(argv)
 
 
@@ -124,14 +154,16 @@ def build_processor(model_args: ModelArguments, spec) -> TextRecognitionProcesso
     if model_args.model_name_or_path:
         processor = TextRecognitionProcessor.from_pretrained(model_args.model_name_or_path)
         if model_args.charset:
-            processor.tokenizer = build_char_tokenizer(model_args.charset)
+            processor.tokenizer = spec.build_tokenizer(model_args.charset)
         return processor
     image_kwargs = dict(spec.image_processor_kwargs)
     if model_args.image_height:
         image_kwargs["height"] = model_args.image_height
     if model_args.max_image_width:
         image_kwargs["max_width"] = model_args.max_image_width
-    tokenizer = build_char_tokenizer(model_args.charset) if model_args.charset else build_char_tokenizer()
+    if model_args.image_width:
+        image_kwargs["width"] = model_args.image_width
+    tokenizer = spec.build_tokenizer(model_args.charset) if model_args.charset else spec.build_tokenizer()
     return TextRecognitionProcessor(
         TextRecognitionImageProcessor(**image_kwargs), tokenizer, max_label_length=model_args.max_target_length
     )
@@ -140,12 +172,19 @@ def build_processor(model_args: ModelArguments, spec) -> TextRecognitionProcesso
 def build_model(model_args: ModelArguments, spec, processor: TextRecognitionProcessor):
     tokenizer = processor.tokenizer
     if model_args.model_name_or_path:
+        if model_args.backbone_weights:
+            raise ValueError("--backbone_weights initialises new models; it does not go with --model_name_or_path.")
         model = spec.model_class.from_pretrained(model_args.model_name_or_path)
         if model_args.charset:
             logger.info("New character set: the token embedding and classifier start afresh (%d tokens)", len(tokenizer))
             model.reset_vocabulary(len(tokenizer))
         return model
     overrides = json.loads(model_args.config_overrides) if model_args.config_overrides else {}
+    image_processor = processor.image_processor
+    if image_processor.resize_mode == "fixed":  # a fixed-size model's input size is the processor's
+        if {"image_height", "image_width"} & overrides.keys():
+            raise ValueError("Give the input size of a fixed-size model with --image_height and --image_width.")
+        overrides = dict(overrides, image_height=image_processor.height, image_width=image_processor.width)
     config = spec.config_class.from_preset(
         model_args.preset,
         vocab_size=len(tokenizer),
@@ -157,7 +196,12 @@ def build_model(model_args: ModelArguments, spec, processor: TextRecognitionProc
         decoder_start_token_id=tokenizer.bos_token_id,
         **overrides,
     )
-    return spec.model_class(config)
+    model = spec.model_class(config)
+    if model_args.backbone_weights:
+        if not hasattr(model, "load_pretrained_backbone"):
+            raise ValueError(f"--backbone_weights: the {spec.name} model has no pre-trained backbone to load.")
+        model.load_pretrained_backbone(model_args.backbone_weights)
+    return model
 
 
 def load_splits(data_args: DataArguments, training_args, processor, max_label_length: int):
@@ -192,7 +236,23 @@ def training_callbacks(training_args: TextrecTrainingArguments) -> list:
     return callbacks
 
 
+def requested_model(argv: list[str]) -> str | None:
+    """The value of `--model` in `argv` (or in its single JSON file of arguments), if any."""
+    if len(argv) == 1 and argv[0].endswith(".json"):
+        with open(argv[0]) as file:
+            return json.load(file).get("model")
+    for index, argument in enumerate(argv):
+        if argument.startswith("--model="):
+            return argument.split("=", 1)[1]
+        if argument == "--model" and index + 1 < len(argv):
+            return argv[index + 1]
+    return None
+
+
 def run(argv: list[str] | None = None) -> dict:
+    argv = sys.argv[1:] if argv is None else argv
+    if requested_model(argv) == LANGUAGE_MODEL:
+        return pretrain_charbert.run(argv)
     model_args, data_args, training_args = parse_arguments(argv)
     logging.basicConfig(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -205,6 +265,8 @@ def run(argv: list[str] | None = None) -> dict:
     spec = get_spec(model_args.model)
     processor = build_processor(model_args, spec)
     model = build_model(model_args, spec, processor)
+    if spec.prepare_model is not None:
+        spec.prepare_model(model, processor)
     max_label_length = model.config.max_target_length
     processor.max_label_length = max_label_length
     logger.info("%s model with %s parameters", spec.name, f"{model.num_parameters():,}")
@@ -216,9 +278,13 @@ def run(argv: list[str] | None = None) -> dict:
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
         data_collator=TextRecognitionCollator(processor),
+        train_data_collator=TextRecognitionCollator(processor, spec.train_processor_kwargs),
         processing_class=processor,
-        compute_metrics=make_compute_metrics(processor, normalization=data_args.metric_normalization),
+        compute_metrics=make_compute_metrics(
+            processor, normalization=data_args.metric_normalization, extra_metrics=spec.extra_metrics
+        ),
         callbacks=training_callbacks(training_args),
+        recipe=spec.recipe,
         card_details=dict(
             architecture=spec.name,
             architecture_description=spec.description,

@@ -11,6 +11,7 @@ import torch.distributed as dist
 from transformers import Seq2SeqTrainer, TrainerCallback
 
 from .model_card import render_model_card
+from .optimization import TrainingRecipe
 
 logger = logging.getLogger("textrec.train")
 
@@ -21,11 +22,42 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
     Args:
         card_details: `render_model_card` arguments that the trainer cannot know (architecture,
             dataset name and split, ...).
+        recipe: an architecture's own optimiser and learning-rate schedule, in place of AdamW and
+            `args.lr_scheduler_type`.
+        train_data_collator: the collator of training batches, when they differ from evaluation batches
+            (augmentation); `data_collator` serves evaluation, and training too when this is None.
     """
 
-    def __init__(self, *args, card_details: dict | None = None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        card_details: dict | None = None,
+        recipe: TrainingRecipe | None = None,
+        train_data_collator=None,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.card_details = card_details or {}
+        self.recipe = recipe
+        self.train_data_collator = train_data_collator
+        if recipe is not None:
+            self.optimizer_cls_and_kwargs = recipe.optimizer(self.args)
+            logger.info("Training recipe: %s (--lr_scheduler_type is not used)", recipe.summary)
+
+    def get_train_dataloader(self):
+        if self.train_data_collator is None:
+            return super().get_train_dataloader()
+        evaluation_collator, self.data_collator = self.data_collator, self.train_data_collator
+        try:
+            return super().get_train_dataloader()
+        finally:
+            self.data_collator = evaluation_collator
+
+    def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
+        if self.recipe is not None and self.lr_scheduler is None:
+            self.lr_scheduler = self.recipe.lr_scheduler(optimizer or self.optimizer, self.args, num_training_steps)
+            self._created_lr_scheduler = True  # as the Trainer's own: rebuilt if `train()` runs again
+        return super().create_scheduler(num_training_steps, optimizer)
 
     def prediction_step(self, *args, **kwargs):
         # Seq2SeqTrainer fills every unset generation default (max_length=20, ...) into the model's
@@ -53,7 +85,8 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
             eval_results=self.last_eval_results(),
             training_summary=(
                 f"{steps} steps of `Seq2SeqTrainer`, batch {self.args.per_device_train_batch_size} per device, "
-                f"learning rate {self.args.learning_rate} ({self.args.lr_scheduler_type})."
+                f"learning rate {self.args.learning_rate} "
+                f"({self.recipe.summary if self.recipe is not None else self.args.lr_scheduler_type})."
             ),
             **self.card_details,
         )

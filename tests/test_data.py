@@ -206,11 +206,6 @@ def test_loader_generates_synthetic_digits_for_a_split(tmp_path):
     assert len(dataset) == 2 and dataset.column_names == ["image", "text"]
 
 
-def test_synthetic_math_is_not_available_yet():
-    with pytest.raises(NotImplementedError, match="CoMER"):
-        load_text_recognition_dataset("synthetic-math")
-
-
 def test_image_folder_skips_and_counts_missing_images(tmp_path, caplog):
     for name in ("a.png", "b.png"):
         write_png(tmp_path / name)

@@ -24,7 +24,7 @@ def init_recognizer_weights(module: nn.Module, embedding_std: float) -> None:
         init.normal_(module.weight, mean=0.0, std=embedding_std)
         if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
             init.zeros_(module.weight[module.padding_idx])
-    elif isinstance(module, (nn.LSTM, nn.GRU)):
+    elif isinstance(module, (nn.LSTM, nn.GRU, nn.LSTMCell, nn.GRUCell)):
         for name, parameter in module.named_parameters():
             if "weight" in name:
                 init.xavier_uniform_(parameter)

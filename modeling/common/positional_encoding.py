@@ -31,6 +31,33 @@ def sinusoidal_position_encoding(positions: torch.Tensor, dim: int, base: float 
     return encoding.flatten(-2)
 
 
+def image_position_encoding_2d(feature_mask: torch.Tensor, dim: int, scale: float = 2 * math.pi) -> torch.Tensor:
+    """2-D sinusoidal encodings of a feature map, normalised to each image's unpadded extent (as in BTTR
+    and CoMER).
+
+    Along each axis, a cell's position is the count of valid cells up to and including it, divided by
+    the count over the whole row (for x) or column (for y) and multiplied by `scale`, so that every image
+    spans [0, scale] whatever its size and padding. The x and y positions are encoded with
+    `sinusoidal_position_encoding` of `dim / 2` features each and concatenated, x first.
+
+    Args:
+        feature_mask: `(batch, height, width)`, 1 (or True) on cells of real pixels, 0 on padding.
+        dim: encoding size, a multiple of 4.
+        scale: the normalised extent of each axis.
+
+    Returns:
+        `(batch, height, width, dim)` float tensor; padded cells get positions too (ignore them).
+    """
+    if dim % 4:
+        raise ValueError(f"The 2-D position encoding size must be a multiple of 4, got {dim}.")
+    valid = feature_mask.to(torch.float32)
+    y = valid.cumsum(dim=1)
+    x = valid.cumsum(dim=2)
+    y = y / (y[:, -1:, :] + 1e-6) * scale
+    x = x / (x[:, :, -1:] + 1e-6) * scale
+    return torch.cat((sinusoidal_position_encoding(x, dim // 2), sinusoidal_position_encoding(y, dim // 2)), dim=-1)
+
+
 class SinusoidalPositionalEncoding1D(nn.Module):
     """Adds 1-D sinusoidal position encodings to a sequence.
 

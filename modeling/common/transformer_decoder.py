@@ -17,6 +17,28 @@ from .attention import MultiHeadAttention, causal_attention_mask
 from .positional_encoding import SinusoidalPositionalEncoding1D
 
 
+def decoder_self_attention_mask(
+    target_length: int, cached_length: int, attention_mask: torch.Tensor | None, device: torch.device
+) -> torch.Tensor:
+    """The decoder's self-attention mask: causal, and hiding padded decoder inputs.
+
+    Args:
+        target_length: new decoder steps.
+        cached_length: steps already in the cache.
+        attention_mask: `(batch, cached_length + target_length)`, 1 for real tokens, or None.
+
+    Returns:
+        bool `(batch or 1, 1, target_length, cached_length + target_length)`, True where attention is allowed.
+    """
+    causal_mask = causal_attention_mask(target_length, cached_length + target_length, device)
+    if attention_mask is None:
+        return causal_mask[None, None]
+    # Padding keys are hidden; each query still sees itself so no softmax row is empty.
+    own_position = torch.eye(target_length, dtype=torch.bool, device=device)
+    own_position = nn.functional.pad(own_position, (cached_length, 0))
+    return (causal_mask & attention_mask.bool()[:, None, None, :]) | own_position
+
+
 class FeedForward(nn.Module):
     """Two linear layers with a ReLU between them: `dim -> ffn_dim -> dim`."""
 
@@ -196,13 +218,7 @@ class TransformerDecoder(nn.Module):
         target_length = input_ids.shape[1]
         hidden_states = self.positions(self.embed_tokens(input_ids) * self.embed_scale, offset=cached_length)
 
-        causal_mask = causal_attention_mask(target_length, cached_length + target_length, input_ids.device)
-        self_attention_mask = causal_mask[None, None]
-        if attention_mask is not None:
-            # Padding keys are hidden; each query still sees itself so no softmax row is empty.
-            own_position = torch.eye(target_length, dtype=torch.bool, device=input_ids.device)
-            own_position = nn.functional.pad(own_position, (cached_length, 0))
-            self_attention_mask = (causal_mask & attention_mask.bool()[:, None, None, :]) | own_position
+        self_attention_mask = decoder_self_attention_mask(target_length, cached_length, attention_mask, input_ids.device)
         cross_attention_mask = None
         if encoder_attention_mask is not None:
             cross_attention_mask = encoder_attention_mask.bool()[:, None, None, :]

@@ -1,7 +1,7 @@
 """Batches of dataset rows for `Seq2SeqTrainer`, and the label-length check before training."""
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -13,14 +13,17 @@ class TextRecognitionCollator:
 
     Args:
         processor: a `TextRecognitionProcessor` (or any processor taking `images` and `text_target`).
+        processor_kwargs: further options of each processor call, such as
+            `{"do_scale_augmentation": True}` for the training batches of formulas.
     """
 
     processor: Any
+    processor_kwargs: dict = field(default_factory=dict)
 
     def __call__(self, rows: list[dict]) -> dict:
         images = [row["image"] for row in rows]
         texts = [row["text"] for row in rows]
-        return self.processor(images=images, text_target=texts, return_tensors="pt")
+        return self.processor(images=images, text_target=texts, return_tensors="pt", **self.processor_kwargs)
 
 
 def drop_overlong_labels(dataset, tokenizer, max_label_length: int, split_name: str = "train"):

@@ -25,13 +25,23 @@ import datasets
 import numpy as np
 from PIL import Image
 
+from .crohme import CAPTION_FILE, crohme_splits, load_crohme
+from .lmdb_dataset import LMDB_DATA_FILE, is_lmdb_folder, read_lmdb_dataset
+from .mnist import make_mnist_digit_sequences
 from .synthetic_digits import make_digit_sequences
 from .synthetic_lines import make_synthetic_lines
+from .synthetic_math import make_synthetic_formulas
 
 logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
-SYNTHETIC_DATASETS = ("synthetic-lines", "synthetic-lines-handwriting", "synthetic-digits", "synthetic-math")
+SYNTHETIC_DATASETS = (
+    "synthetic-lines",
+    "synthetic-lines-handwriting",
+    "synthetic-digits",
+    "synthetic-math",
+    "mnist-digits",
+)
 DEFAULT_SYNTHETIC_SAMPLES = {"train": 20_000, "validation": 1_000, "test": 1_000}
 """Rows generated when ``num_samples`` is not given."""
 
@@ -43,8 +53,9 @@ FOLDER_SPLIT_NAMES = {
 }
 """Sub-folder names of an image folder recognised as each split (as in ``datasets``' ImageFolder)."""
 _LOCAL_FORMS = (
-    f"a folder with {METADATA_FILE} (at the top or in train/ validation/ test/ sub-folders), "
-    "or a folder written by Dataset.save_to_disk / DatasetDict.save_to_disk"
+    f"a folder with {METADATA_FILE} or an LMDB folder with {LMDB_DATA_FILE} (at the top or in train/ "
+    f"validation/ test/ sub-folders), a CROHME folder ({CAPTION_FILE} in split folders), or a folder written "
+    "by Dataset.save_to_disk / DatasetDict.save_to_disk"
 )
 MAX_SKIPPED_EXAMPLES = 3
 """How many skipped file names the warning about unreadable images quotes."""
@@ -58,6 +69,34 @@ def split_seed(seed: int, split: str) -> int:
         return seed
     digest = hashlib.sha256(f"textrec/{split}/{seed}".encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+def parse_dataset_options(name: str) -> tuple[str, dict]:
+    """Split ``"name:key=value,key=value"`` into the name and its options, for synthetic datasets given on
+    a command line (``"mnist-digits:length=13,rotated=true,mnist_dir=data/mnist"``). Values read as
+    ``true``/``false``, integers and floats become such; the rest stay strings. Other names come back
+    unchanged with no options.
+    """
+    base, separator, options = name.partition(":")
+    if not separator or base not in SYNTHETIC_DATASETS:
+        return name, {}
+    parsed = {}
+    for option in filter(None, options.split(",")):
+        key, equals, value = option.partition("=")
+        if not equals or not key:
+            raise ValueError(f"{name!r}: options are key=value pairs separated by commas, got {option!r}")
+        if value.lower() in ("true", "false"):
+            parsed[key] = value.lower() == "true"
+        else:
+            for kind in (int, float):
+                try:
+                    parsed[key] = kind(value)
+                    break
+                except ValueError:
+                    continue
+            else:
+                parsed[key] = value
+    return base, parsed
 
 
 def load_text_recognition_dataset(
@@ -74,14 +113,22 @@ def load_text_recognition_dataset(
 
     Sources, tried in this order:
 
-    - ``"synthetic-lines"`` (print fonts), ``"synthetic-lines-handwriting"``, ``"synthetic-digits"``:
-      generated (and cached) by :func:`.synthetic_lines.make_synthetic_lines` /
-      :func:`.synthetic_digits.make_digit_sequences`; ``split`` picks the seed (and the digit
-      pool), see :func:`split_seed`. ``"synthetic-math"`` is not available yet.
+    - ``"synthetic-lines"`` (print fonts), ``"synthetic-lines-handwriting"``, ``"synthetic-digits"``,
+      ``"mnist-digits"``: generated (and cached) by :func:`.synthetic_lines.make_synthetic_lines` /
+      :func:`.synthetic_digits.make_digit_sequences` / :func:`.mnist.make_mnist_digit_sequences`
+      (MNIST from the IDX files in the ``mnist_dir`` option, else scikit-learn's digits); ``split``
+      picks the seed (and the digit pool), see :func:`split_seed`. Options may follow the name, as in
+      ``"mnist-digits:length=13,rotated=true,mnist_dir=data/mnist"`` (see :func:`parse_dataset_options`).
+      ``"synthetic-math"``: rendered random formulas, labels in LaTeX tokens
+      (:func:`.synthetic_math.make_synthetic_formulas`).
+    - A CROHME folder: ``caption.txt`` files of ``name tok tok ...`` lines with their images, in split
+      folders (``train``, ``2014``, ...; see :mod:`.crohme`, whose ``split`` names are the folder names).
     - A folder with ``metadata.jsonl`` files (``datasets`` ImageFolder convention): one JSON
       object per line with ``file_name`` (relative to the file) and the text; either at the
       top (a single split) or in split sub-folders ``train/``, ``validation/``, ``test/``.
       Rows whose image is missing or unreadable are skipped, with one warning giving the count.
+    - An LMDB folder in the scene-text benchmarks' layout (``data.mdb`` with ``num-samples``,
+      ``image-%09d``, ``label-%09d``; see :mod:`.lmdb_dataset`), at the top or in split sub-folders.
     - A folder written by ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk``.
     - Otherwise a Hub dataset id, through ``datasets.load_dataset`` (needs the network unless
       cached).
@@ -102,9 +149,9 @@ def load_text_recognition_dataset(
     Returns:
         The dataset, with columns ``image`` and ``text`` first.
     """
-    name = os.fspath(name_or_path)
+    name, options = parse_dataset_options(os.fspath(name_or_path))
     if name in SYNTHETIC_DATASETS:
-        return _load_synthetic(name, split, num_samples, seed, synthetic_kwargs)
+        return _load_synthetic(name, split, num_samples, seed, {**options, **synthetic_kwargs})
     if synthetic_kwargs:
         raise TypeError(f"{sorted(synthetic_kwargs)} only apply to synthetic datasets {SYNTHETIC_DATASETS}")
     path = Path(name).expanduser()
@@ -124,23 +171,29 @@ def _load_synthetic(
     name: str, split: str | None, num_samples: int | None, seed: int, kwargs: dict
 ) -> datasets.Dataset:
     """Generate one split of a synthetic dataset (see the module docstring for the split scheme)."""
-    if name == "synthetic-math":
-        raise NotImplementedError("synthetic-math (rendered formulas) arrives with the CoMER issue")
     split = split or "train"
     seed = split_seed(seed, split)
     num_samples = DEFAULT_SYNTHETIC_SAMPLES[split] if num_samples is None else num_samples
+    if name == "synthetic-math":
+        return make_synthetic_formulas(num_samples, seed=seed, **kwargs)
     if name == "synthetic-digits":
         return make_digit_sequences(num_samples, seed=seed, source_split=split, **kwargs)
+    if name == "mnist-digits":
+        return make_mnist_digit_sequences(
+            num_samples, mnist_dir=kwargs.pop("mnist_dir", None), seed=seed, source_split=split, **kwargs
+        )
     if name == "synthetic-lines-handwriting":
         kwargs = {"font_style": "handwriting", **kwargs}
     return make_synthetic_lines(num_samples, seed=seed, **kwargs)
 
 
 def _load_local(path: Path, split: str | None, image_column: str, text_column: str) -> datasets.Dataset:
-    """Load an image folder or a ``save_to_disk`` folder."""
+    """Load an image folder, an LMDB folder or a ``save_to_disk`` folder."""
     if not path.is_dir():
         raise ValueError(f"{path} is a file; expected {_LOCAL_FORMS}")
     file_key = "file_name" if image_column == "image" else image_column
+    if crohme_splits(path):
+        return load_crohme(path, split)
     split_folders = _split_folders(path)
     if split_folders:
         return _read_image_folder(
@@ -149,6 +202,12 @@ def _load_local(path: Path, split: str | None, image_column: str, text_column: s
     if (path / METADATA_FILE).is_file():
         _pick_split(["train"], split, path)
         return _read_image_folder(path, file_key, text_column)
+    lmdb_folders = _split_folders(path, LMDB_DATA_FILE)
+    if lmdb_folders:
+        return read_lmdb_dataset(lmdb_folders[_pick_split(list(lmdb_folders), split, path)])
+    if is_lmdb_folder(path):
+        _pick_split(["train"], split, path)
+        return read_lmdb_dataset(path)
     if (path / "dataset_dict.json").is_file() or (path / "state.json").is_file():
         saved = datasets.load_from_disk(str(path))
         if isinstance(saved, datasets.DatasetDict):
@@ -159,12 +218,13 @@ def _load_local(path: Path, split: str | None, image_column: str, text_column: s
     raise ValueError(f"{path} is not a dataset folder; expected {_LOCAL_FORMS}")
 
 
-def _split_folders(path: Path) -> dict[str, Path]:
-    """The split sub-folders of an image folder that hold a metadata file, by canonical split name."""
+def _split_folders(path: Path, marker: str = METADATA_FILE) -> dict[str, Path]:
+    """The split sub-folders of a dataset folder that hold ``marker`` (a metadata file, or an LMDB's
+    ``data.mdb``), by canonical split name."""
     folders = {}
     for split, names in FOLDER_SPLIT_NAMES.items():
         for name in names:
-            if (path / name / METADATA_FILE).is_file():
+            if (path / name / marker).is_file():
                 folders[split] = path / name
                 break
     return folders

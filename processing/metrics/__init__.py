@@ -28,22 +28,28 @@ if TYPE_CHECKING:
     from transformers import EvalPrediction
 
 METRICS = ("cer", "wer", "sequence_accuracy")
+ATTENTION_METRICS = ("attention_entropy",)
+"""Metrics of a model's attention distributions rather than of its text (not in `make_compute_metrics`)."""
+FORMULA_METRICS = ("exprate",)
+"""Metrics of LaTeX token sequences (`make_compute_metrics(..., extra_metrics=FORMULA_METRICS)`)."""
 
 
 def metric_path(name: str) -> str:
     """Path of a metric script, for ``evaluate.load(metric_path(name))``.
 
     Args:
-        name: One of ``METRICS``: ``"cer"``, ``"wer"`` or ``"sequence_accuracy"``.
+        name: One of ``METRICS`` (``"cer"``, ``"wer"``, ``"sequence_accuracy"``), ``ATTENTION_METRICS``
+            (``"attention_entropy"``) or ``FORMULA_METRICS`` (``"exprate"``).
 
     Returns:
         The absolute path of ``<name>.py`` in this folder.
 
     Raises:
-        ValueError: For a name that is not in ``METRICS``.
+        ValueError: For a name that is not in ``METRICS``, ``ATTENTION_METRICS`` or ``FORMULA_METRICS``.
     """
-    if name not in METRICS:
-        raise ValueError(f"Unknown metric {name!r}: expected one of {METRICS}.")
+    known = METRICS + ATTENTION_METRICS + FORMULA_METRICS
+    if name not in known:
+        raise ValueError(f"Unknown metric {name!r}: expected one of {known}.")
     return str(Path(__file__).resolve().parent / f"{name}.py")
 
 
@@ -51,7 +57,7 @@ def load_metric(name: str, keep_in_memory: bool = True, **kwargs: Any) -> evalua
     """Load a textrec metric from its local file; no network is used.
 
     Args:
-        name: One of ``METRICS``.
+        name: One of ``METRICS``, ``ATTENTION_METRICS`` or ``FORMULA_METRICS``.
         keep_in_memory: Keep added predictions in memory (the default here) rather than in Arrow
             files under the Hugging Face cache, which `evaluate` needs only for ``num_process > 1``.
         **kwargs: Passed to ``evaluate.load`` (for example ``cache_dir``).
@@ -88,7 +94,10 @@ def _decode(decoder: Any, token_ids: Any, pad_token_id: int, field: str) -> list
 
 
 def make_compute_metrics(
-    tokenizer_or_processor: Any, normalization: str = "none", charset: str | None = None
+    tokenizer_or_processor: Any,
+    normalization: str = "none",
+    charset: str | None = None,
+    extra_metrics: tuple[str, ...] = (),
 ) -> Callable[[EvalPrediction], dict[str, float]]:
     """Build a ``compute_metrics`` function for ``Seq2SeqTrainer(predict_with_generate=True)``.
 
@@ -102,9 +111,12 @@ def make_compute_metrics(
             ``pad_token_id``, on itself or on its ``.tokenizer`` (a tokenizer or a processor).
         normalization: ``"none"`` (exact strings) or ``"scene-text"``, applied to every metric.
         charset: With ``"scene-text"`` only: the characters kept (default ``[0-9a-z]``).
+        extra_metrics: Metrics of ``FORMULA_METRICS`` (``"exprate"``), computed on the decoded strings
+            without normalization; all their results are returned.
 
     Returns:
-        ``compute_metrics(eval_prediction) -> {"cer": float, "wer": float, "sequence_accuracy": float}``.
+        ``compute_metrics(eval_prediction) -> {"cer": float, "wer": float, "sequence_accuracy": float}``,
+        plus the results of ``extra_metrics``.
 
     Raises:
         ValueError: When no pad id is found or the normalization arguments are invalid (at once,
@@ -112,16 +124,23 @@ def make_compute_metrics(
     """
     pad_token_id = _pad_token_id(tokenizer_or_processor)
     normalize_texts([], normalization, charset)  # Validates the arguments before training starts.
+    unknown = [name for name in extra_metrics if name not in FORMULA_METRICS]
+    if unknown:
+        raise ValueError(f"Unknown extra metrics {unknown}: expected some of {FORMULA_METRICS}.")
     metrics = {name: load_metric(name) for name in METRICS}
+    extras = [load_metric(name) for name in extra_metrics]
 
     def compute_metrics(eval_prediction: EvalPrediction) -> dict[str, float]:
         predictions = _decode(tokenizer_or_processor, eval_prediction.predictions, pad_token_id, "predictions")
         references = _decode(tokenizer_or_processor, eval_prediction.label_ids, pad_token_id, "label_ids")
-        return {
+        results = {
             name: metric.compute(
                 predictions=predictions, references=references, normalization=normalization, charset=charset
             )[name]
             for name, metric in metrics.items()
         }
+        for metric in extras:
+            results.update(metric.compute(predictions=predictions, references=references))
+        return results
 
     return compute_metrics

@@ -1,0 +1,1 @@
+../common/beam_search.py
