@@ -129,7 +129,7 @@ class TextrecTrainingArguments(Seq2SeqTrainingArguments):
     )
     max_train_cpu_minutes: float | None = field(
         default=None,
-        metadata={"help": "Stop after this much CPU time of the training process (fair budgets on a shared machine)."},
+        metadata={"help": "Stop after this much CPU time of the training process. Under load it inflates too (waiting threads spin): compare budgets only on a quiet machine."},
     )
     check_replicas: bool = field(
         default=False, metadata={"help": "After training, assert all data-parallel replicas hold identical weights."}

@@ -126,7 +126,8 @@ class TimeBudgetCallback(TrainerCallback):
     Args:
         minutes: the budget.
         clock: `"wall"` for elapsed time, or `"cpu"` for the CPU time of this process (all its
-            threads), which other work on a shared machine does not eat into.
+            threads). It is not immune to other work: on a busy machine a step costs 2-3x the CPU
+            time (waiting threads spin), so compare budgets only on a quiet machine.
     """
 
     CLOCKS = {"wall": time.monotonic, "cpu": time.process_time}
