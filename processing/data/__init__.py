@@ -1,12 +1,13 @@
-"""Datasets for text recognition (synthetic lines and digit strings, local folders, the Hub), for
-formula recognition (synthetic formulas, CROHME), and for language-model pre-training (text corpora,
-character noise, recognizer confusions, batches)."""
+"""Datasets for text recognition (synthetic lines and digit strings, the George Washington and IAM handwritten
+lines, local folders, the Hub), for formula recognition (synthetic formulas, CROHME), and for language-model
+pre-training (text corpora, character noise, recognizer confusions, batches)."""
 
 from .augmentation import augment
 from .charbert_collator import CharBertPretrainingCollator
 from .confusion import ConfusionMatrix, align_characters
 from .crohme import crohme_splits, load_crohme
 from .fonts import PRINTABLE_ASCII, discover_fonts, list_fonts
+from .iam import load_iam_lines
 from .lmdb_dataset import read_lmdb_dataset
 from .loading import load_text_recognition_dataset, parse_dataset_options, split_seed
 from .mnist import load_mnist, make_mnist_digit_sequences, read_idx
@@ -16,6 +17,7 @@ from .synthetic_math import make_synthetic_formulas, render_formula, sample_form
 from .text_corpus import load_text_corpus, read_text_file
 from .text_noise import CharacterNoise, choose_words, confusion_edit, random_edit
 from .text_sampling import sample_text
+from .washington import decode_washington_transcription, load_washington_lines
 
 __all__ = [
     "CharBertPretrainingCollator",
@@ -27,14 +29,17 @@ __all__ = [
     "choose_words",
     "confusion_edit",
     "crohme_splits",
+    "decode_washington_transcription",
     "digit_pool",
     "digit_pool_indices",
     "discover_fonts",
     "list_fonts",
     "load_crohme",
+    "load_iam_lines",
     "load_text_corpus",
     "load_mnist",
     "load_text_recognition_dataset",
+    "load_washington_lines",
     "make_digit_sequences",
     "make_mnist_digit_sequences",
     "make_synthetic_formulas",

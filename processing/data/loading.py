@@ -1,4 +1,4 @@
-"""One entry point for every text-recognition dataset: synthetic, local folders, or the Hub.
+"""One entry point for every text-recognition dataset: synthetic, handwriting releases, local folders, the Hub.
 
 :func:`load_text_recognition_dataset` returns a ``datasets.Dataset`` with an ``image`` column
 (``datasets.Image``) and a ``text`` column (string), plus whatever other columns the source has.
@@ -26,11 +26,13 @@ import numpy as np
 from PIL import Image
 
 from .crohme import CAPTION_FILE, crohme_splits, load_crohme
+from .iam import load_iam_lines
 from .lmdb_dataset import LMDB_DATA_FILE, is_lmdb_folder, read_lmdb_dataset
 from .mnist import make_mnist_digit_sequences
 from .synthetic_digits import make_digit_sequences
 from .synthetic_lines import make_synthetic_lines
 from .synthetic_math import make_synthetic_formulas
+from .washington import load_washington_lines
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,9 @@ SYNTHETIC_DATASETS = (
     "synthetic-math",
     "mnist-digits",
 )
+LINE_DATASETS = ("washington", "iam")
+"""Handwritten-line releases read from their folder, named ``"<name>:<folder>"`` with options after a further
+colon (``"washington:data/washingtondb-v1.0:fold=2"``)."""
 DEFAULT_SYNTHETIC_SAMPLES = {"train": 20_000, "validation": 1_000, "test": 1_000}
 """Rows generated when ``num_samples`` is not given."""
 
@@ -74,12 +79,24 @@ def split_seed(seed: int, split: str) -> int:
 def parse_dataset_options(name: str) -> tuple[str, dict]:
     """Split ``"name:key=value,key=value"`` into the name and its options, for synthetic datasets given on
     a command line (``"mnist-digits:length=13,rotated=true,mnist_dir=data/mnist"``). Values read as
-    ``true``/``false``, integers and floats become such; the rest stay strings. Other names come back
-    unchanged with no options.
+    ``true``/``false``, integers and floats become such; the rest stay strings. A handwritten-line dataset
+    (:data:`LINE_DATASETS`) names its folder first, returned as the option ``root``:
+    ``"washington:data/gw:fold=2"`` gives ``("washington", {"root": "data/gw", "fold": 2})``. Other names
+    come back unchanged with no options.
     """
     base, separator, options = name.partition(":")
-    if not separator or base not in SYNTHETIC_DATASETS:
+    if not separator or base not in SYNTHETIC_DATASETS + LINE_DATASETS:
         return name, {}
+    if base in LINE_DATASETS:
+        root, colon, options = options.rpartition(":")
+        if not colon or "=" not in options:  # no options: the colons belong to the folder
+            root, options = f"{root}{colon}{options}", ""
+        return base, {"root": root, **_parse_options(name, options)}
+    return base, _parse_options(name, options)
+
+
+def _parse_options(name: str, options: str) -> dict:
+    """``"key=value,key=value"`` as a dict of typed values (see :func:`parse_dataset_options`)."""
     parsed = {}
     for option in filter(None, options.split(",")):
         key, equals, value = option.partition("=")
@@ -96,7 +113,7 @@ def parse_dataset_options(name: str) -> tuple[str, dict]:
                     continue
             else:
                 parsed[key] = value
-    return base, parsed
+    return parsed
 
 
 def load_text_recognition_dataset(
@@ -121,6 +138,15 @@ def load_text_recognition_dataset(
       ``"mnist-digits:length=13,rotated=true,mnist_dir=data/mnist"`` (see :func:`parse_dataset_options`).
       ``"synthetic-math"``: rendered random formulas, labels in LaTeX tokens
       (:func:`.synthetic_math.make_synthetic_formulas`).
+    - ``"washington:<folder>"``: the George Washington database as released (``washingtondb-v1.0``, see
+      :func:`.washington.load_washington_lines`); options ``fold`` (1-4, default 1) and ``on_unknown``
+      (``raise``/``skip``), e.g. ``"washington:data/washingtondb-v1.0:fold=2"``; ``split`` picks the fold's
+      split.
+    - ``"iam:<folder>"``: the IAM lines as released (XML or ``ascii/lines.txt`` ground truth, see
+      :func:`.iam.load_iam_lines`); options ``train``, ``validation``, ``test`` (split lists, one line id a
+      line, e.g. the Aachen partition; ``split`` picks one; without them all the lines form the single
+      ``"train"`` split), ``skip_segmentation_errors`` and ``ground_truth`` (``xml``/``ascii``), e.g.
+      ``"iam:data/iam:train=aachen/tr.lst,validation=aachen/va.lst"``.
     - A CROHME folder: ``caption.txt`` files of ``name tok tok ...`` lines with their images, in split
       folders (``train``, ``2014``, ...; see :mod:`.crohme`, whose ``split`` names are the folder names).
     - A folder with ``metadata.jsonl`` files (``datasets`` ImageFolder convention): one JSON
@@ -155,7 +181,9 @@ def load_text_recognition_dataset(
     if synthetic_kwargs:
         raise TypeError(f"{sorted(synthetic_kwargs)} only apply to synthetic datasets {SYNTHETIC_DATASETS}")
     path = Path(name).expanduser()
-    if path.exists():
+    if name in LINE_DATASETS:
+        dataset = _load_line_dataset(name, split, options)
+    elif path.exists():
         dataset = _load_local(path, split, image_column, text_column)
     elif name.startswith((".", "/", "~")) or name.count("/") > 1:  # a path, not an "owner/name" Hub id
         raise FileNotFoundError(f"No such dataset folder: {path}")
@@ -185,6 +213,21 @@ def _load_synthetic(
     if name == "synthetic-lines-handwriting":
         kwargs = {"font_style": "handwriting", **kwargs}
     return make_synthetic_lines(num_samples, seed=seed, **kwargs)
+
+
+def _load_line_dataset(name: str, split: str | None, options: dict) -> datasets.Dataset:
+    """Read a handwritten-line release; ``options`` hold its folder as ``root`` (:func:`parse_dataset_options`)."""
+    root = options.pop("root", "")
+    if not root:
+        raise ValueError(f"{name!r} needs its folder: '{name}:/path/to/{name}', options after a further colon")
+    if name == "washington":
+        return load_washington_lines(root, split=split, **options)
+    split_files = {key: options.pop(key) for key in SPLITS if key in options}
+    if not split_files:  # no split lists: all the lines, as the single split "train"
+        _pick_split(["train"], split, f"iam:{root}")
+        return load_iam_lines(root, **options)
+    split = _pick_split(list(split_files), split, f"iam:{root}")
+    return load_iam_lines(root, split_file=split_files[split], **options)
 
 
 def _load_local(path: Path, split: str | None, image_column: str, text_column: str) -> datasets.Dataset:
