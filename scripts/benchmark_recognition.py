@@ -1,7 +1,17 @@
-"""Benchmark: textrec's self-attention recognizer against a ViT+TrOCR `VisionEncoderDecoderModel` of
-about the same size, trained identically under the same CPU budget, and against Tesseract 5.
+"""Benchmark: textrec's recognizers (self-attention, resnet-transformer) against a ViT+TrOCR
+`VisionEncoderDecoderModel` of about the same size, all trained identically under the same CPU budget,
+and against Tesseract 5.
 
     python -m textrec.scripts.benchmark_recognition --train_minutes 30 --output_dir runs/benchmark
+
+``--systems`` chooses what runs (default: everything). Rows of an earlier run in ``--output_dir`` are
+kept for the systems not run now, so that one can be added without retraining the others:
+
+    python -m textrec.scripts.benchmark_recognition --train_minutes 30 --output_dir runs/benchmark \
+        --systems resnet-transformer
+
+That merge is refused unless the earlier run had the same settings (data, budget, training and
+decoding arguments: `MERGE_SETTINGS`) and the same test images and texts.
 
 Phases (each logs one line when it starts, and shows a progress bar where it loops):
 
@@ -14,28 +24,37 @@ Phases (each logs one line when it starts, and shows a progress bar where it loo
 2. Step-time calibration. The cosine learning-rate schedule of each model is stretched over the
    steps it can do in the budget: a few optimiser steps of a throw-away copy of each model are
    timed, and ``max_steps`` = budget / seconds of the fastest step (other processes only ever slow
-   steps down). ``--max_steps`` gives both models one
+   steps down). ``--max_steps`` gives every model one
    fixed value instead. Either way the wall-clock budget (``--max_train_minutes``) stops training.
-3. Training. The self-attention model through ``textrec-train`` (`textrec.scripts.train.run`);
-   the ViT+TrOCR model with the same `TextRecognitionTrainer`, the same training arguments (batch
-   size, learning rate, warm-up, schedule, budget, seed, data order), the same data and the same
-   character tokenizer.
+3. Training. The self-attention and resnet-transformer models through ``textrec-train``
+   (`textrec.scripts.train.run`); the ViT+TrOCR model with the same `TextRecognitionTrainer`. Every
+   model gets the same training arguments (AdamW, batch size, learning rate, warm-up, cosine
+   schedule, budget, seed, data order), the same data and the same character tokenizer, and its
+   architecture's own image processor settings. This holds for resnet-transformer too: the benchmark
+   compares architectures under identical training, so it does not use that architecture's paper
+   recipe (Adam, warm-up and staircase decay), which ``textrec-train --model resnet-transformer``
+   applies on its own and is a separate comparison.
 4. Recognition of both test sets: each model with batched greedy decoding (`recognize`, default
-   torch threads), Tesseract per image through its command line (``--psm 7``,
-   ``OMP_THREAD_LIMIT=1``). Speed is wall-clock over the print set, reading from the PNG files.
-5. One markdown table, printed and written to ``table.md``; every number in ``results.json``;
-   references and predictions in ``predictions.json``.
+   torch threads), resnet-transformer also with the beam search of its generation config (4 beams
+   ranked by the GNMT length penalty): two rows. Tesseract per image through its command line
+   (``--psm 7``, ``OMP_THREAD_LIMIT=1``). Speed is wall-clock over the print set, reading from the
+   PNG files.
+5. One markdown table, printed and written to ``table.md`` with the command (or commands, after a
+   merge) that made its rows; every number in ``results.json``; references and predictions in
+   ``predictions.json``.
 
 The ViT+TrOCR model: a `ViTModel` (grey 1-channel input, fixed size height x max width of the
 self-attention model's line images, patches half the image height tall and 4 pixels wide: the same
 2 x width/4 grid of positions as the self-attention model's CNN feature map) and a `TrOCRForCausalLM`
 decoder with the self-attention decoder's width, depth, heads and feed-forward size; everything
 else is transformers' defaults. The ViT depth is the smallest whose total parameter count is not
-below the self-attention model's (``--vit_layers`` overrides it).
+below the self-attention model's (``--vit_layers`` overrides it). The self-attention and
+resnet-transformer models use ``--preset``.
 """
 
 import argparse
 import contextlib
+import dataclasses
 import gc
 import json
 import logging
@@ -52,6 +71,7 @@ from pathlib import Path
 import datasets
 import numpy as np
 import torch
+from PIL import Image
 from tqdm.auto import tqdm
 from transformers import (
     TrOCRConfig,
@@ -68,14 +88,32 @@ from textrec.processing.data.collator import TextRecognitionCollator
 from textrec.processing.metrics import make_compute_metrics
 
 from . import train as train_cli
-from .architectures import LINE_IMAGES, get_spec
+from .architectures import LINE_IMAGES, SPECS, get_spec
 from .evaluate import evaluate_texts
 from .inference import RecognitionResult, load_recognizer, recognize
 from .training import TextRecognitionTrainer
 
 logger = logging.getLogger("textrec.benchmark")
 
-SELF_ATTENTION, VIT_TROCR, TESSERACT = "self-attention", "ViT+TrOCR", "Tesseract"
+SELF_ATTENTION, VIT_TROCR, RESNET_TRANSFORMER, TESSERACT = (
+    "self-attention", "ViT+TrOCR", "resnet-transformer", "Tesseract"
+)
+SYSTEMS = {
+    "self-attention": SELF_ATTENTION,
+    "vit-trocr": VIT_TROCR,
+    "resnet-transformer": RESNET_TRANSFORMER,
+    "tesseract": TESSERACT,
+}
+"""``--systems`` choice -> name of the system, in the order of the table. A system's rows are named after it:
+its name, or its name and a decoding, as in "resnet-transformer (beam 4)"."""
+MERGE_SETTINGS = (
+    "seed", "train_samples", "eval_samples", "test_samples", "preset", "max_target_length", "train_minutes",
+    "max_steps", "calibration_steps", "batch_size", "learning_rate", "warmup_steps", "recognition_batch_size",
+    "torch_threads",
+)
+"""Settings that rows of an earlier run must share with this one to stand in the same table."""
+SYSTEM_SETTINGS = {VIT_TROCR: ("vit_layers",), TESSERACT: ("tesseract_lang", "tesseract_version")}
+"""Settings that concern one system only: after a merge, those of the run that made its rows."""
 TEST_SETS = {"print": "synthetic-lines", "handwriting": "synthetic-lines-handwriting"}
 """Test set name -> synthetic dataset name (the handwriting one renders handwriting-style fonts only)."""
 CALIBRATION_WARMUP_STEPS = 2
@@ -90,10 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), default=list(SYSTEMS),
+                        help="Systems to run. Rows of an earlier run in --output_dir with the same settings are "
+                        "kept for the others.")
     parser.add_argument("--train_minutes", type=float, default=30.0,
                         help="Wall-clock training budget per model, in minutes.")
     parser.add_argument("--output_dir", default="runs/benchmark",
-                        help="Where the data, both models, the table and the JSON results go.")
+                        help="Where the data, the models, the table and the JSON results go.")
     parser.add_argument("--train_samples", type=int, default=40_000,
                         help="Synthetic training lines (mixed print and handwriting fonts, augmented; cached).")
     parser.add_argument("--test_samples", type=int, default=200,
@@ -101,26 +142,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval_samples", type=int, default=64,
                         help="Validation lines for the Trainer's evaluation at the end of training.")
     parser.add_argument("--preset", choices=["tiny", "base", "paper"], default="base",
-                        help="Self-attention model preset; the ViT+TrOCR model is sized after it.")
+                        help="Preset of the self-attention and resnet-transformer models; the ViT+TrOCR model "
+                        "is sized after the self-attention one.")
     parser.add_argument("--vit_layers", type=int, default=None,
                         help="ViT encoder depth. Unset: the smallest giving at least the self-attention "
                         "model's parameter count.")
     parser.add_argument("--max_target_length", type=int, default=64,
-                        help="Longest label in tokens, end token included (both models).")
-    parser.add_argument("--batch_size", type=int, default=32, help="Training batch size (both models).")
-    parser.add_argument("--learning_rate", type=float, default=5e-4, help="Peak learning rate (both models).")
-    parser.add_argument("--warmup_steps", type=int, default=100, help="Linear warm-up steps (both models).")
+                        help="Longest label in tokens, end token included (every model).")
+    parser.add_argument("--batch_size", type=int, default=32, help="Training batch size (every model).")
+    parser.add_argument("--learning_rate", type=float, default=5e-4, help="Peak learning rate (every model).")
+    parser.add_argument("--warmup_steps", type=int, default=100, help="Linear warm-up steps (every model).")
     parser.add_argument("--max_steps", type=int, default=None,
-                        help="Length of the cosine schedule for both models. Unset: calibrated per model so "
+                        help="Length of the cosine schedule for every model. Unset: calibrated per model so "
                         "that it ends with the budget.")
     parser.add_argument("--calibration_steps", type=int, default=10,
                         help="Timed optimiser steps per model for the step-time calibration.")
     parser.add_argument("--logging_steps", type=int, default=50, help="Log the training loss every this many steps.")
-    parser.add_argument("--recognition_batch_size", type=int, default=32, help="Batch size of greedy decoding.")
+    parser.add_argument("--recognition_batch_size", type=int, default=32, help="Batch size of decoding.")
     parser.add_argument("--seed", type=int, default=0, help="Seed of the data splits, the models and the data order.")
     parser.add_argument("--num_proc", type=int, default=2, help="Processes rendering the synthetic lines.")
-    parser.add_argument("--skip_tesseract", action="store_true",
-                        help="Leave the Tesseract row out (otherwise a missing tesseract is an error).")
     parser.add_argument("--tesseract_lang", default="eng", help="Tesseract language model (-l).")
     return parser
 
@@ -129,13 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
 # Data
 
 
-def prepare_data(args, output_dir: Path) -> tuple[Path, dict[str, list[Path]], dict[str, list[str]]]:
-    """Writes the training data folder (train + validation splits, read by textrec-train's
-    ``--dataset``) and the test images as PNG files.
-
-    Returns:
-        The data folder; per test set, the image files and their texts.
-    """
+def make_data(args) -> tuple[datasets.DatasetDict, dict[str, datasets.Dataset]]:
+    """The training data (train + validation splits) and the test sets (print, handwriting)."""
     common = dict(seed=args.seed, num_proc=args.num_proc)
     train = load_text_recognition_dataset(
         "synthetic-lines", split="train", num_samples=args.train_samples, font_style="mixed", augment=True, **common
@@ -144,23 +179,61 @@ def prepare_data(args, output_dir: Path) -> tuple[Path, dict[str, list[Path]], d
         "synthetic-lines", split="validation", num_samples=args.eval_samples, font_style="mixed", augment=False,
         **common,
     )
+    tests = {
+        name: load_text_recognition_dataset(
+            dataset_name, split="test", num_samples=args.test_samples, augment=False, **common
+        )
+        for name, dataset_name in TEST_SETS.items()
+    }
+    return datasets.DatasetDict({"train": train, "validation": validation}), tests
+
+
+def png_path(output_dir: Path, test_set: str, index: int) -> Path:
+    return output_dir / "test_images" / test_set / f"{index:05d}.png"
+
+
+def check_same_test_sets(
+    output_dir: Path, tests: dict[str, datasets.Dataset], references: dict[str, list[str]]
+) -> None:
+    """Raises SystemExit unless `tests` hold the texts of an earlier run (`references`) and the very images it
+    wrote to `output_dir`: rows read from other test sets (the data generation changed) do not compare."""
+    for name, test in tests.items():
+        if list(test["text"]) != references.get(name):
+            raise SystemExit(
+                f"Not merging: the {name} test texts differ from those of the earlier run in {output_dir}."
+            )
+        for index, image in enumerate(test["image"]):
+            path = png_path(output_dir, name, index)
+            if not path.exists():
+                raise SystemExit(f"Not merging: the earlier run's test image {path} is missing.")
+            with Image.open(path) as earlier:
+                if not np.array_equal(np.asarray(earlier), np.asarray(image)):
+                    raise SystemExit(f"Not merging: {path} differs from the {name} test image rendered now.")
+
+
+def write_data(
+    output_dir: Path, training: datasets.DatasetDict, tests: dict[str, datasets.Dataset]
+) -> tuple[Path, dict[str, list[Path]], dict[str, list[str]]]:
+    """Writes the training data folder (train + validation splits, read by textrec-train's
+    ``--dataset``) and the test images as PNG files.
+
+    Returns:
+        The data folder; per test set, the image files and their texts.
+    """
     data_dir = output_dir / "data"
     if data_dir.exists():
         shutil.rmtree(data_dir)
-    datasets.DatasetDict({"train": train, "validation": validation}).save_to_disk(str(data_dir))
+    training.save_to_disk(str(data_dir))
 
     paths, texts = {}, {}
-    for name, dataset_name in TEST_SETS.items():
-        test = load_text_recognition_dataset(
-            dataset_name, split="test", num_samples=args.test_samples, augment=False, **common
-        )
-        folder = output_dir / "test_images" / name
+    for name, test in tests.items():
+        folder = png_path(output_dir, name, 0).parent
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
         paths[name] = []
         for index, image in enumerate(test["image"]):
-            path = folder / f"{index:05d}.png"
+            path = png_path(output_dir, name, index)
             image.save(path)
             paths[name].append(path)
         texts[name] = list(test["text"])
@@ -171,13 +244,11 @@ def prepare_data(args, output_dir: Path) -> tuple[Path, dict[str, list[Path]], d
 # Models
 
 
-def build_self_attention(args):
-    """The self-attention model and processor exactly as textrec-train builds them (for counting and
-    calibration; training builds its own)."""
-    spec = get_spec("self-attention")
-    model_args = train_cli.ModelArguments(
-        model="self-attention", preset=args.preset, max_target_length=args.max_target_length
-    )
+def build_textrec_model(args, name: str):
+    """The model and processor of textrec's architecture `name` exactly as textrec-train builds them (for
+    counting and calibration; training builds its own)."""
+    spec = get_spec(name)
+    model_args = train_cli.ModelArguments(model=name, preset=args.preset, max_target_length=args.max_target_length)
     processor = train_cli.build_processor(model_args, spec)
     return train_cli.build_model(model_args, spec, processor), processor
 
@@ -298,7 +369,7 @@ def seconds_per_step(model, collator, dataset, batch_size: int, learning_rate: f
 
 
 def training_argv(args, data_dir: Path, output_dir: Path, max_steps: int) -> list[str]:
-    """textrec-train arguments shared by both models (plus their output folder and schedule length)."""
+    """textrec-train arguments shared by every model (plus its output folder and schedule length)."""
     return [
         f"--dataset={data_dir}",
         "--train_split=train",
@@ -322,8 +393,23 @@ def training_argv(args, data_dir: Path, output_dir: Path, max_steps: int) -> lis
     ]
 
 
-def train_self_attention(args, argv: list[str]) -> None:
-    train_cli.run([f"--model={SELF_ATTENTION}", f"--preset={args.preset}", *argv])
+@contextlib.contextmanager
+def without_recipe(name: str):
+    """Inside the block textrec-train trains architecture `name` with the Trainer's AdamW and
+    ``--lr_scheduler_type``, as it trains every other model, instead of the architecture's own recipe
+    (`ArchitectureSpec.recipe`: its optimiser, schedule and their defaults, such as Adam's betas)."""
+    spec = SPECS[name]
+    SPECS[name] = dataclasses.replace(spec, recipe=None)
+    try:
+        yield
+    finally:
+        SPECS[name] = spec
+
+
+def train_with_textrec_train(args, name: str, argv: list[str]) -> None:
+    """Trains textrec's architecture `name` with textrec-train and the shared arguments `argv`."""
+    with without_recipe(name):
+        train_cli.run([f"--model={name}", f"--preset={args.preset}", *argv])
 
 
 def train_vit_trocr(args, argv: list[str], reference_config, vit_layers: int):
@@ -377,7 +463,7 @@ def check_tesseract(lang: str) -> str:
     if shutil.which("tesseract") is None:
         raise SystemExit(
             "tesseract is not installed (Debian: apt-get install tesseract-ocr); "
-            "pass --skip_tesseract to leave its row out."
+            "leave tesseract out of --systems to go without its row."
         )
     languages = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, check=True).stdout
     if lang not in languages.split():
@@ -413,12 +499,94 @@ def score(read, paths: dict[str, list[Path]], references: dict[str, list[str]], 
     return scores
 
 
-def model_reader(model, processor, batch_size: int):
+def model_reader(model, processor, batch_size: int, num_beams: int = 1):
     def read(files: list[Path]) -> RecognitionResult:
-        recognize(model, processor, files[:batch_size], batch_size=batch_size, progress=False)  # warm-up, untimed
-        return recognize(model, processor, files, batch_size=batch_size)
+        # warm-up, untimed
+        recognize(model, processor, files[:batch_size], batch_size=batch_size, num_beams=num_beams, progress=False)
+        return recognize(model, processor, files, batch_size=batch_size, num_beams=num_beams)
 
     return read
+
+
+# ----------------------------------------------------------------------------------------------
+# Merging with an earlier run
+
+
+def row_system(row: str) -> str | None:
+    """The system of the table row `row` ("resnet-transformer (beam 4)" -> "resnet-transformer"); None for a
+    system this script does not know."""
+    return next((system for system in SYSTEMS.values() if row == system or row.startswith(f"{system} (")), None)
+
+
+def table_position(row: str) -> int:
+    """Rows follow the order of `SYSTEMS`; unknown systems come last."""
+    order = list(SYSTEMS.values())
+    system = row_system(row)
+    return order.index(system) if system in order else len(order)
+
+
+def read_earlier_run(output_dir: Path, settings: dict, systems: list[str]) -> tuple[dict, dict] | None:
+    """The results and predictions of the earlier run in `output_dir` if it has rows of systems other than
+    `systems` (the systems run now), else None.
+
+    Raises:
+        SystemExit: its settings differ from `settings` in one of `MERGE_SETTINGS`.
+    """
+    path = output_dir / "results.json"
+    if not path.exists():
+        return None
+    earlier = json.loads(path.read_text())
+    kept = [row for row in earlier["systems"] if row_system(row) not in systems]
+    if not kept:
+        logger.info("Every row of the earlier run in %s is made again: replacing it", output_dir)
+        return None
+    differences = [
+        f"{key} {earlier['settings'].get(key)!r} then, {settings[key]!r} now"
+        for key in MERGE_SETTINGS
+        if earlier["settings"].get(key) != settings[key]
+    ]
+    if differences:
+        raise SystemExit(
+            f"Not merging with the earlier run in {output_dir} (rows: {', '.join(kept)}): its settings differ "
+            f"({'; '.join(differences)}). Use its settings, run every system, or choose another --output_dir."
+        )
+    logger.info("Keeping the rows of the earlier run in %s for %s", output_dir, ", ".join(kept))
+    return earlier, json.loads((output_dir / "predictions.json").read_text())
+
+
+def merge_earlier_run(
+    results: dict, predictions: dict, earlier: dict, earlier_predictions: dict
+) -> tuple[dict, dict]:
+    """This run's `results` and `predictions` (per row) with the rows of the `earlier` run for the systems not
+    run now, the settings that concern those systems only and the commands that made the rows."""
+    systems_now = {row_system(row) for row in results["systems"]}
+    kept = [row for row in earlier["systems"] if row_system(row) not in systems_now]
+    runs = earlier.get("earlier_runs", [])
+    rows_of_earlier_runs = {row for run in runs for row in run["rows"]}
+    runs = [
+        *runs,
+        {
+            "command": earlier["command"],
+            "rows": [row for row in earlier["systems"] if row not in rows_of_earlier_runs],
+            "machine_load_at_phase_start": earlier["machine_load_at_phase_start"],
+        },
+    ]
+    settings = dict(results["settings"])
+    for system in {row_system(row) for row in kept}:
+        for key in SYSTEM_SETTINGS.get(system, ()):
+            settings[key] = earlier["settings"].get(key)
+    order = sorted([*results["systems"], *kept], key=table_position)
+    rows = {**results["systems"], **{row: earlier["systems"][row] for row in kept}}
+    predictions = {**predictions, **{row: earlier_predictions["predictions"][row] for row in kept}}
+    merged = {
+        **results,
+        "settings": settings,
+        "systems": {row: rows[row] for row in order},
+        "earlier_runs": [
+            {**run, "rows": [row for row in run["rows"] if row in kept]} for run in runs if set(run["rows"]) & set(kept)
+        ],
+    }
+    return merged, {row: predictions[row] for row in order}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -428,15 +596,24 @@ def model_reader(model, processor, batch_size: int):
 def render_table(results: dict) -> str:
     settings = results["settings"]
     title = f"### Text recognition on CPU: {settings['train_minutes']:g}-minute training budget per model"
+    schedule = (
+        f"over {settings['max_steps']:,} steps" if settings["max_steps"]
+        else "over the steps that the model's measured step time fits in the budget"
+    )
+    tesseract = (
+        f"; {settings.get('tesseract_version') or 'Tesseract'}: --psm 7 -l {settings['tesseract_lang']}, "
+        "OMP_THREAD_LIMIT=1, one process per line" if TESSERACT in results["systems"] else ""
+    )
     header = (
         f"Held-out synthetic lines ({settings['test_samples']} print, {settings['test_samples']} handwriting-style; "
         f"clean), after a {settings['train_minutes']:g}-minute CPU training budget per model on "
-        f"{settings['train_samples']:,} augmented mixed-font lines. Models: batched greedy decoding "
-        f"(batch {settings['recognition_batch_size']}, {settings['torch_threads']} torch threads); "
-        f"{settings.get('tesseract_version') or 'Tesseract'}: --psm 7 -l {settings['tesseract_lang']}, "
-        "OMP_THREAD_LIMIT=1, one process per line. Lines/s on the print set, reading PNG files. Training: "
-        f"steps done within the budget, and how many of the {os.cpu_count()} cores training kept busy on average "
-        "(fewer when other processes competed for them)."
+        f"{settings['train_samples']:,} augmented mixed-font lines, with the same training arguments for every "
+        f"model (AdamW, batch {settings['batch_size']}, peak learning rate {settings['learning_rate']:g}, "
+        f"{settings['warmup_steps']} warm-up steps, cosine schedule {schedule}). Models: batched decoding "
+        f"(batch {settings['recognition_batch_size']}, {settings['torch_threads']} torch threads), greedy unless the "
+        f"row says beam (the model's own beam search settings){tesseract}. Lines/s on the print set, reading PNG "
+        f"files. Training: steps done within the budget, and how many of the {os.cpu_count()} cores training kept "
+        "busy on average (fewer when other processes competed for them)."
     )
     columns = ["System", "Parameters", "Training", "Print CER", "Print WER", "Handwriting CER",
                "Handwriting WER", "Lines/s (print)"]
@@ -462,6 +639,17 @@ def render_table(results: dict) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def render_commands(results: dict) -> str:
+    """The command that made the table, or after a merge the commands and the rows each made."""
+    runs = results.get("earlier_runs", [])
+    if not runs:
+        return f"Command: `{results['command']}`"
+    rows_of_earlier_runs = {row for run in runs for row in run["rows"]}
+    rows_now = [row for row in results["systems"] if row not in rows_of_earlier_runs]
+    runs = [*runs, {"command": results["command"], "rows": rows_now}]
+    return "\n".join(["Commands:", *(f"- `{run['command']}`: {', '.join(run['rows'])}" for run in runs)])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -497,12 +685,15 @@ def run(argv: list[str] | None = None) -> dict:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     command = shlex.join(["python", "-m", "textrec.scripts.benchmark_recognition", *argv])
     print(f"Command: {command}", flush=True)
-    tesseract_version = None if args.skip_tesseract else check_tesseract(args.tesseract_lang)
-    if args.skip_tesseract:
-        logger.warning("--skip_tesseract: the table has no Tesseract row")
+    systems = [system for choice, system in SYSTEMS.items() if choice in args.systems]
+    settings = {key: value for key, value in vars(args).items() if key != "systems"}
+    settings["torch_threads"] = torch.get_num_threads()
+    settings["tesseract_version"] = check_tesseract(args.tesseract_lang) if TESSERACT in systems else None
     output_dir = Path(args.output_dir)
+    earlier = read_earlier_run(output_dir, settings, systems)
     output_dir.mkdir(parents=True, exist_ok=True)
-    model_dirs = {SELF_ATTENTION: output_dir / "self-attention", VIT_TROCR: output_dir / "vit-trocr"}
+    trained = [system for system in systems if system != TESSERACT]
+    model_dirs = {system: output_dir / choice for choice, system in SYSTEMS.items() if system in trained}
     for folder in model_dirs.values():
         if folder.exists():  # textrec-train would resume from an old checkpoint, outside the budget
             logger.info("Removing the previous run's %s", folder)
@@ -510,38 +701,49 @@ def run(argv: list[str] | None = None) -> dict:
 
     machine_load = {}
     phase(1, f"Data: {args.train_samples:,} training lines, 2 x {args.test_samples} test lines", machine_load)
-    data_dir, test_paths, references = prepare_data(args, output_dir)
+    training_data, tests = make_data(args)
+    if earlier is not None:
+        check_same_test_sets(output_dir, tests, earlier[1]["references"])
+    data_dir, test_paths, references = write_data(output_dir, training_data, tests)
     train_dataset = datasets.load_from_disk(str(data_dir))["train"]
 
     phase(2, "Model sizes and step-time calibration", machine_load)
-    set_seed(args.seed)
-    self_attention, self_attention_processor = build_self_attention(args)
-    reference_config = self_attention.config
-    vit_processor = build_vit_trocr_processor(args.max_target_length)
-    target = self_attention.num_parameters()
-    vit_layers = args.vit_layers or choose_vit_layers(reference_config, vit_processor, target)
-    set_seed(args.seed)
-    vit_trocr = build_vit_trocr(reference_config, vit_processor, vit_layers)
-    parameters = {SELF_ATTENTION: target, VIT_TROCR: vit_trocr.num_parameters()}
-    print(f"Parameters: {SELF_ATTENTION} ({args.preset}) {parameters[SELF_ATTENTION]:,}; {VIT_TROCR} "
-          f"({vit_layers} ViT layers) {parameters[VIT_TROCR]:,} "
-          f"({parameters[VIT_TROCR] / parameters[SELF_ATTENTION] - 1:+.1%})", flush=True)
-    if parameters[VIT_TROCR] > MAX_PARAMETER_RATIO * target:
-        logger.warning(
-            "%s is more than %.0f%% larger than %s", VIT_TROCR, 100 * (MAX_PARAMETER_RATIO - 1), SELF_ATTENTION
-        )
+    models, collators = {}, {}  # throw-away models, for counting and calibration
+    if SELF_ATTENTION in trained or VIT_TROCR in trained:  # the ViT+TrOCR model is sized after it
+        set_seed(args.seed)
+        models[SELF_ATTENTION], processor = build_textrec_model(args, SELF_ATTENTION)
+        collators[SELF_ATTENTION] = TextRecognitionCollator(processor)
+        reference_config = models[SELF_ATTENTION].config
+    if VIT_TROCR in trained:
+        processor = build_vit_trocr_processor(args.max_target_length)
+        target = models[SELF_ATTENTION].num_parameters()
+        settings["vit_layers"] = args.vit_layers or choose_vit_layers(reference_config, processor, target)
+        set_seed(args.seed)
+        models[VIT_TROCR] = build_vit_trocr(reference_config, processor, settings["vit_layers"])
+        collators[VIT_TROCR] = ImagesOnlyCollator(processor)
+        if models[VIT_TROCR].num_parameters() > MAX_PARAMETER_RATIO * target:
+            logger.warning(
+                "%s is more than %.0f%% larger than %s", VIT_TROCR, 100 * (MAX_PARAMETER_RATIO - 1), SELF_ATTENTION
+            )
+    if RESNET_TRANSFORMER in trained:
+        set_seed(args.seed)
+        models[RESNET_TRANSFORMER], processor = build_textrec_model(args, RESNET_TRANSFORMER)
+        collators[RESNET_TRANSFORMER] = TextRecognitionCollator(processor)
+    parameters = {name: model.num_parameters() for name, model in models.items()}
+    sizes = {
+        SELF_ATTENTION: args.preset, VIT_TROCR: f"{settings['vit_layers']} ViT layers", RESNET_TRANSFORMER: args.preset
+    }
+    if models:
+        print("Parameters: " + "; ".join(f"{name} ({sizes[name]}) {parameters[name]:,}" for name in models), flush=True)
     if args.max_steps:
-        max_steps = dict.fromkeys(model_dirs, args.max_steps)
+        max_steps = dict.fromkeys(trained, args.max_steps)
     else:
         step_seconds = {
-            SELF_ATTENTION: seconds_per_step(
-                self_attention, TextRecognitionCollator(self_attention_processor), train_dataset,
+            name: seconds_per_step(
+                models[name], collators[name], train_dataset,
                 args.batch_size, args.learning_rate, args.calibration_steps, args.seed,
-            ),
-            VIT_TROCR: seconds_per_step(
-                vit_trocr, ImagesOnlyCollator(vit_processor), train_dataset,
-                args.batch_size, args.learning_rate, args.calibration_steps, args.seed,
-            ),
+            )
+            for name in trained
         }
         max_steps = {
             name: max(1, math.ceil(args.train_minutes * 60 / seconds)) for name, seconds in step_seconds.items()
@@ -549,61 +751,65 @@ def run(argv: list[str] | None = None) -> dict:
         for name, seconds in step_seconds.items():
             print(f"Calibration: {name} {seconds:.3f} s/step -> cosine schedule over {max_steps[name]:,} steps",
                   flush=True)
-    del self_attention, vit_trocr
+    del models, collators
     gc.collect()
 
     cores = {}
-    phase(3, f"Training {SELF_ATTENTION} for {args.train_minutes:g} min", machine_load)
-    with cores_used(cores, SELF_ATTENTION):
-        train_self_attention(
-            args, training_argv(args, data_dir, model_dirs[SELF_ATTENTION], max_steps[SELF_ATTENTION])
-        )
-    gc.collect()
-    phase(3, f"Training {VIT_TROCR} for {args.train_minutes:g} min", machine_load)
-    with cores_used(cores, VIT_TROCR):
-        vit_trocr, vit_processor = train_vit_trocr(
-            args, training_argv(args, data_dir, model_dirs[VIT_TROCR], max_steps[VIT_TROCR]), reference_config,
-            vit_layers,
-        )
+    for name in trained:
+        phase(3, f"Training {name} for {args.train_minutes:g} min", machine_load)
+        shared_argv = training_argv(args, data_dir, model_dirs[name], max_steps[name])
+        with cores_used(cores, name):
+            if name == VIT_TROCR:
+                vit_trocr, vit_processor = train_vit_trocr(args, shared_argv, reference_config, settings["vit_layers"])
+            else:
+                train_with_textrec_train(args, name, shared_argv)
+        gc.collect()
 
     phase(4, "Recognition of the test sets", machine_load)
-    systems, predictions = {}, {}
-    model, processor = load_recognizer(str(model_dirs[SELF_ATTENTION]))
-    readers = {
-        SELF_ATTENTION: model_reader(model, processor, args.recognition_batch_size),
-        VIT_TROCR: model_reader(vit_trocr, ImagesOnlyProcessor(vit_processor), args.recognition_batch_size),
-    }
-    for name, read in readers.items():
-        logger.info("Reading with %s", name)
-        predictions[name] = {}
-        systems[name] = {
+    batch_size = args.recognition_batch_size
+    readers = {}  # row -> (system, reader, fields of the row besides the scores)
+    for name in trained:
+        if name == VIT_TROCR:
+            readers[name] = name, model_reader(vit_trocr, ImagesOnlyProcessor(vit_processor), batch_size), {}
+            continue
+        model, processor = load_recognizer(str(model_dirs[name]))
+        if name == RESNET_TRANSFORMER:  # greedy, and the beam search of its generation config
+            num_beams = model.generation_config.num_beams
+            for row, beams in ((f"{name} (greedy)", 1), (f"{name} (beam {num_beams})", num_beams)):
+                readers[row] = name, model_reader(model, processor, batch_size, beams), {"num_beams": beams}
+        else:
+            readers[name] = name, model_reader(model, processor, batch_size), {}
+    rows, predictions = {}, {}
+    for row, (name, read, details) in readers.items():
+        logger.info("Reading with %s", row)
+        predictions[row] = {}
+        rows[row] = {
             "parameters": parameters[name],
             **training_summary(model_dirs[name], max_steps[name]),
             "cores_used_in_training": cores[name],
-            **score(read, test_paths, references, predictions[name]),
+            **details,
+            **score(read, test_paths, references, predictions[row]),
         }
-    if not args.skip_tesseract:
+    if TESSERACT in systems:
         predictions[TESSERACT] = {}
         def read_with_tesseract(files: list[Path]) -> RecognitionResult:
             return tesseract_recognize(files, args.tesseract_lang)
 
-        systems[TESSERACT] = score(read_with_tesseract, test_paths, references, predictions[TESSERACT])
+        rows[TESSERACT] = score(read_with_tesseract, test_paths, references, predictions[TESSERACT])
 
     phase(5, "Report", machine_load)
     results = {
         "command": command,
-        "settings": {
-            **vars(args),
-            "vit_layers": vit_layers,
-            "torch_threads": torch.get_num_threads(),
-            "tesseract_version": tesseract_version,
-        },
+        "settings": settings,
         "machine_load_at_phase_start": machine_load,
-        "systems": systems,
+        "systems": rows,
+        "earlier_runs": [],
     }
-    table = render_table(results)
-    print(f"\n{table}\n\nCommand: {command}", flush=True)
-    (output_dir / "table.md").write_text(f"{table}\n\nCommand: `{command}`\n")
+    if earlier is not None:
+        results, predictions = merge_earlier_run(results, predictions, *earlier)
+    table, commands = render_table(results), render_commands(results)
+    print(f"\n{table}\n\n{commands}", flush=True)
+    (output_dir / "table.md").write_text(f"{table}\n\n{commands}\n")
     (output_dir / "results.json").write_text(json.dumps(results, indent=2, default=str))
     (output_dir / "predictions.json").write_text(
         json.dumps({"references": references, "predictions": predictions}, indent=2)
