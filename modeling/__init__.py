@@ -5,7 +5,7 @@
 models (token ids in), with their base model and their pre-training model.
 """
 
-from transformers import AutoConfig, AutoModel, AutoModelForImageTextToText, AutoModelForMaskedLM
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForImageTextToText, AutoModelForMaskedLM
 
 from .charbert.configuration_charbert import CharBertConfig
 from .charbert.modeling_charbert import CharBertForMaskedLM, CharBertModel
@@ -23,12 +23,15 @@ from .self_attention.modeling_self_attention import (
 )
 from .sharp_attention.configuration_sharp_attention import SharpAttentionConfig
 from .sharp_attention.modeling_sharp_attention import SharpAttentionEncoder, SharpAttentionForTextRecognition
+from .trocr_charbert.configuration_trocr_charbert import TrOCRCharBertConfig, TrOCRCharBertDecoderConfig
+from .trocr_charbert.modeling_trocr_charbert import TrOCRCharBertForCausalLM, TrOCRCharBertForTextRecognition
 
 ARCHITECTURES = {
     "self-attention": (SelfAttentionRecognizerConfig, SelfAttentionRecognizerForTextRecognition),
     "resnet-transformer": (ResNetTransformerConfig, ResNetTransformerForTextRecognition),
     "sharp-attention": (SharpAttentionConfig, SharpAttentionForTextRecognition),
     "comer": (CoMERConfig, CoMERForFormulaRecognition),
+    "trocr-charbert": (TrOCRCharBertConfig, TrOCRCharBertForTextRecognition),
 }
 
 LANGUAGE_MODELS = {
@@ -43,6 +46,10 @@ for _config_class, _base_class, _pretraining_class in LANGUAGE_MODELS.values():
     AutoConfig.register(_config_class.model_type, _config_class, exist_ok=True)
     AutoModel.register(_config_class, _base_class, exist_ok=True)
     AutoModelForMaskedLM.register(_config_class, _pretraining_class, exist_ok=True)
+
+# The composite's decoder is a causal language model in its own right (a VisionEncoderDecoderModel decoder).
+AutoConfig.register(TrOCRCharBertDecoderConfig.model_type, TrOCRCharBertDecoderConfig, exist_ok=True)
+AutoModelForCausalLM.register(TrOCRCharBertDecoderConfig, TrOCRCharBertForCausalLM, exist_ok=True)
 
 __all__ = [
     "ARCHITECTURES",
@@ -62,4 +69,8 @@ __all__ = [
     "SharpAttentionConfig",
     "SharpAttentionEncoder",
     "SharpAttentionForTextRecognition",
+    "TrOCRCharBertConfig",
+    "TrOCRCharBertDecoderConfig",
+    "TrOCRCharBertForCausalLM",
+    "TrOCRCharBertForTextRecognition",
 ]

@@ -280,29 +280,30 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             pixel_mask[index, : array.shape[1], : array.shape[2]] = 1
         return BatchFeature({"pixel_values": pixel_values, "pixel_mask": pixel_mask}, tensor_type=return_tensors)
 
-    def _resized_size(self, width: int, height: int, scale: float) -> tuple[int, int]:
-        """`(width, height)` after resizing an image of `(width, height)` (see `resize_mode`)."""
+    def output_size(self, height: int, width: int, scale: float = 1.0) -> tuple[int, int]:
+        """`(height, width)` of an image of `height` x `width` pixels after resizing (see `resize_mode`),
+        before batch padding; `scale` is the scale-augmentation factor (`"limits"` mode)."""
         if self.resize_mode == "fixed":
-            return self.width, self.height
+            return self.height, self.width
         if self.resize_mode == "keep_aspect":
             scaled_width = max(1, round(width * self.height / height))
-            return min(scaled_width, self.max_width), self.height
+            return self.height, min(scaled_width, self.max_width)
         width, height = width * scale, height * scale
         factor = min(self.max_height / height, self.max_width / width)
         if factor >= 1.0:
             factor = max(1.0, self.min_height / height, self.min_width / width)
         return (
-            min(max(round(width * factor), self.min_width), self.max_width),
             min(max(round(height * factor), self.min_height), self.max_height),
+            min(max(round(width * factor), self.min_width), self.max_width),
         )
 
     def _image_to_array(self, image: Image.Image, scale: float = 1.0) -> np.ndarray:
         """8-bit L/RGB image -> float32 (num_channels, resized_height, resized_width), normalised."""
         image = image.convert("L" if self.num_channels == 1 else "RGB")
-        size = self._resized_size(image.width, image.height, scale)
-        if image.size != size:
-            image = image.resize(size, resample=RESAMPLE)
-        values = np.asarray(image, dtype=np.float32).reshape(size[1], size[0], -1) / 255.0
+        height, width = self.output_size(image.height, image.width, scale)
+        if image.size != (width, height):
+            image = image.resize((width, height), resample=RESAMPLE)
+        values = np.asarray(image, dtype=np.float32).reshape(height, width, -1) / 255.0
         return self._normalize(values).transpose(2, 0, 1)
 
     def _normalize(self, values: np.ndarray) -> np.ndarray:

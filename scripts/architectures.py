@@ -86,6 +86,9 @@ RESNET_TRANSFORMER_RECIPE = TrainingRecipe(
     lr_scheduler=partial(warmup_staircase_from_arguments, decay_rate=0.8, decay_steps=32000),
 )
 
+# A ViT reads a fixed grid of patches: every line resized to 32 x 384, grey.
+TROCR_LINE_IMAGES = dict(num_channels=1, resize_mode="fixed", height=32, width=384)
+
 # Grey images of 100 x 32, as in the description (CRNN's input size).
 _SHARP_ATTENTION_PAPER = SharpAttentionConfig.from_preset("paper")
 SHARP_ATTENTION_IMAGES = dict(
@@ -130,9 +133,18 @@ FORMULA_IMAGES = dict(
 
 # CoMER's recipe: SGD (momentum 0.9, weight decay 1e-4) at 0.08, the rate divided by 4 when the validation
 # ExpRate has not improved for 10 evaluations (20 epochs at one evaluation every 2 epochs in the paper).
+# Training batches packed by image area as in the published code: at most 8 formulas and 320000 padded
+# pixels each (`--batch_max_area 0` for fixed-size batches).
 COMER_RECIPE = TrainingRecipe(
     summary="SGD with momentum; learning rate reduced on a plateau of the validation ExpRate",
-    defaults=dict(learning_rate=0.08, weight_decay=1e-4, metric_for_best_model="exprate", greater_is_better=True),
+    defaults=dict(
+        learning_rate=0.08,
+        weight_decay=1e-4,
+        metric_for_best_model="exprate",
+        greater_is_better=True,
+        per_device_train_batch_size=8,
+        batch_max_area=320_000,
+    ),
     optimizer=partial(sgd_from_arguments, momentum=0.9),
     lr_scheduler=partial(reduce_on_plateau_from_arguments, factor=0.25, patience=10),
 )
@@ -185,6 +197,17 @@ SPECS = {
         build_tokenizer=build_latex_tokenizer,
         extra_metrics=("exprate",),
         train_processor_kwargs=dict(do_scale_augmentation=True),
+    ),
+    "trocr-charbert": ArchitectureSpec(
+        "trocr-charbert",
+        *ARCHITECTURES["trocr-charbert"],
+        description=(
+            "TrOCR (a ViT encoder and a TrOCR transformer decoder, as a VisionEncoderDecoderModel) whose decoder "
+            "input embeddings are corrected by a causal CharBERT: tensor transforms map them to CharBERT's token "
+            "and character embeddings and CharBERT's outputs back, and a tensor combine merges them with the "
+            "original embeddings."
+        ),
+        image_processor_kwargs=TROCR_LINE_IMAGES,
     ),
 }
 

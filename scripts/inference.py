@@ -1,5 +1,6 @@
 """Loading a trained recognizer and reading many images with it, in batches, with a progress bar."""
 
+import inspect
 import time
 from dataclasses import dataclass
 
@@ -15,6 +16,17 @@ def load_recognizer(model_name_or_path: str, device: str = "cpu"):
     model = AutoModelForImageTextToText.from_pretrained(model_name_or_path).to(device).eval()
     processor = AutoProcessor.from_pretrained(model_name_or_path)
     return model, processor
+
+
+def forward_input_names(model) -> set[str]:
+    """The inputs `model.forward` names in its signature (its main input always among them).
+
+    Only these of a processor's outputs go to `generate()`: a `**kwargs` does not count, since
+    `VisionEncoderDecoderModel.forward` has one and its `generate()` still rejects `pixel_mask`.
+    """
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    parameters = inspect.signature(model.forward).parameters.values()
+    return {parameter.name for parameter in parameters if parameter.kind not in variadic} | {model.main_input_name}
 
 
 @dataclass
@@ -39,8 +51,11 @@ def recognize(
 ) -> RecognitionResult:
     """Reads `images` (paths, PIL images or arrays) in batches with `generate()`.
 
-    The time covers preprocessing, generation and decoding: what a user waits for.
+    The time covers preprocessing, generation and decoding: what a user waits for. Of the processor's
+    outputs, only those that the model's `forward` takes are passed on (`forward_input_names`): no
+    `pixel_mask` to a model without one.
     """
+    accepted = forward_input_names(model)
     generate_kwargs = dict(num_beams=num_beams, do_sample=False)
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens
@@ -48,6 +63,7 @@ def recognize(
     start = time.perf_counter()
     for begin in tqdm(range(0, len(images), batch_size), desc="recognizing", unit="batch", disable=not progress):
         inputs = processor(images=images[begin : begin + batch_size], return_tensors="pt").to(model.device)
+        inputs = {name: value for name, value in inputs.items() if name in accepted}
         sequences = model.generate(**inputs, **generate_kwargs)
         texts.extend(processor.batch_decode(sequences, skip_special_tokens=True))
     return RecognitionResult(texts=texts, seconds=time.perf_counter() - start)

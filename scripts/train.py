@@ -32,6 +32,7 @@ from textrec.processing.metrics import make_compute_metrics
 from . import pretrain_charbert
 from .architectures import SPECS, get_spec
 from .hub_export import export_for_hub
+from .inference import forward_input_names
 from .training import ReplicaConsistencyCallback, TextRecognitionTrainer, TimeBudgetCallback
 
 logger = logging.getLogger("textrec.train")
@@ -134,6 +135,25 @@ class TextrecTrainingArguments(Seq2SeqTrainingArguments):
     check_replicas: bool = field(
         default=False, metadata={"help": "After training, assert all data-parallel replicas hold identical weights."}
     )
+    batch_max_area: int | None = field(
+        default=None,
+        metadata={"help": "Pack training batches by image area: images sorted by area are grouped so that each "
+                  "batch's padded area (images x tallest x widest, after resizing) stays within this many pixels, "
+                  "with at most --per_device_train_batch_size images; the batch order is shuffled each epoch. "
+                  "0 or unset: fixed-size batches."},
+    )
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.batch_max_area is not None and self.batch_max_area < 0:
+            raise ValueError(f"--batch_max_area must be a number of pixels, or 0 for fixed-size batches; got {self.batch_max_area}")
+        if self.batch_max_area == 0:
+            self.batch_max_area = None
+        if self.batch_max_area is not None and self.train_sampling_strategy != "random":
+            raise ValueError(
+                f"--batch_max_area makes the training batches itself; it does not go with "
+                f"--train_sampling_strategy={self.train_sampling_strategy}."
+            )
 
 
 def parse_arguments(argv: list[str] | None = None):
@@ -272,13 +292,14 @@ def run(argv: list[str] | None = None) -> dict:
     logger.info("%s model with %s parameters", spec.name, f"{model.num_parameters():,}")
 
     train_dataset, eval_dataset = load_splits(data_args, training_args, processor, max_label_length)
+    drop_pixel_mask = "pixel_mask" not in forward_input_names(model)
     trainer = TextRecognitionTrainer(
         model=model,
         args=training_args,
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
-        data_collator=TextRecognitionCollator(processor),
-        train_data_collator=TextRecognitionCollator(processor, spec.train_processor_kwargs),
+        data_collator=TextRecognitionCollator(processor, drop_pixel_mask=drop_pixel_mask),
+        train_data_collator=TextRecognitionCollator(processor, spec.train_processor_kwargs, drop_pixel_mask),
         processing_class=processor,
         compute_metrics=make_compute_metrics(
             processor, normalization=data_args.metric_normalization, extra_metrics=spec.extra_metrics

@@ -4,11 +4,16 @@ import copy
 import hashlib
 import logging
 import time
+from functools import partial
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from torch.utils.data import DataLoader
 from transformers import Seq2SeqTrainer, TrainerCallback
+from transformers.trainer_utils import seed_worker
+
+from textrec.processing.data.area_batching import AreaBatchSampler, image_sizes
 
 from .model_card import render_model_card
 from .optimization import TrainingRecipe
@@ -26,6 +31,10 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
             `args.lr_scheduler_type`.
         train_data_collator: the collator of training batches, when they differ from evaluation batches
             (augmentation); `data_collator` serves evaluation, and training too when this is None.
+
+    With `args.batch_max_area` set (`TextrecTrainingArguments`), training batches are packed by image
+    area (`AreaBatchSampler`, at most `args.per_device_train_batch_size` images each), which needs the
+    processor as `processing_class` to measure the images of `train_dataset`.
     """
 
     def __init__(
@@ -45,6 +54,8 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
             logger.info("Training recipe: %s (--lr_scheduler_type is not used)", recipe.summary)
 
     def get_train_dataloader(self):
+        if getattr(self.args, "batch_max_area", None) is not None:
+            return self.area_batched_train_dataloader()
         if self.train_data_collator is None:
             return super().get_train_dataloader()
         evaluation_collator, self.data_collator = self.data_collator, self.train_data_collator
@@ -52,6 +63,54 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
             return super().get_train_dataloader()
         finally:
             self.data_collator = evaluation_collator
+
+    def area_batch_sampler(self) -> AreaBatchSampler:
+        """This process's sampler of training batches packed by image area (`args.batch_max_area`)."""
+        if self.train_dataset is None:
+            raise ValueError("Trainer: training requires a train_dataset.")
+        image_processor = getattr(self.processing_class, "image_processor", None)
+        if image_processor is None:
+            raise ValueError("batch_max_area: the trainer needs the processor (processing_class) to measure images.")
+        args = self.args
+        return AreaBatchSampler(
+            image_sizes(self.train_dataset, image_processor, progress=self.is_local_process_zero()),
+            max_area=args.batch_max_area,
+            max_batch_size=args.per_device_train_batch_size,
+            seed=args.data_seed if args.data_seed is not None else args.seed,
+            num_replicas=args.world_size,
+            rank=args.process_index,
+        )
+
+    def area_batched_train_dataloader(self) -> DataLoader:
+        """The training `DataLoader` with `area_batch_sampler()` and the Trainer's own loader settings.
+
+        `len()` is this process's number of batches per epoch, so step counts and schedules are right.
+        The Trainer calls the sampler's `set_epoch` at each epoch and, when resuming, skips the batches
+        already trained of that epoch's order (`skip_first_batches`)."""
+        args = self.args
+        sampler = self.area_batch_sampler()
+        dataloader = DataLoader(
+            self._remove_unused_columns(self.train_dataset, description="Training"),
+            batch_sampler=sampler,
+            collate_fn=self.train_data_collator or self.data_collator,
+            num_workers=args.dataloader_num_workers,
+            pin_memory=args.dataloader_pin_memory,
+            persistent_workers=args.dataloader_persistent_workers,
+            multiprocessing_context=args.dataloader_multiprocessing_context,
+            prefetch_factor=args.dataloader_prefetch_factor,
+            in_order=args.dataloader_in_order,
+            worker_init_fn=partial(seed_worker, num_workers=args.dataloader_num_workers, rank=args.process_index),
+        )
+        dataloader = self.accelerator.prepare(dataloader)
+        shard = dataloader.batch_sampler
+        if shard is not sampler:
+            # Data-parallel: accelerate wrapped the sampler in a BatchSamplerShard, which would shard its
+            # batches again: make it a passthrough (as the Trainer does for its BatchRebalanceSampler). It
+            # also passes set_epoch on: on resuming, skip_first_batches wraps it once more, and the Trainer
+            # calls set_epoch only one level under the outer wrapper.
+            shard.num_processes, shard.process_index = 1, 0
+            shard.set_epoch = sampler.set_epoch
+        return dataloader
 
     def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
         if self.recipe is not None and self.lr_scheduler is None:
@@ -79,12 +138,16 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
             return
         repo_id = self.args.hub_model_id or model_name or Path(self.args.output_dir).name
         steps = self.state.global_step
+        batch_size = self.args.per_device_train_batch_size
+        batch = f"batch {batch_size} per device"
+        if getattr(self.args, "batch_max_area", None) is not None:
+            batch = f"batches of at most {batch_size} images and {self.args.batch_max_area} padded pixels per device"
         card = render_model_card(
             model=self.model,
             repo_id=repo_id,
             eval_results=self.last_eval_results(),
             training_summary=(
-                f"{steps} steps of `Seq2SeqTrainer`, batch {self.args.per_device_train_batch_size} per device, "
+                f"{steps} steps of `Seq2SeqTrainer`, {batch}, "
                 f"learning rate {self.args.learning_rate} "
                 f"({self.recipe.summary if self.recipe is not None else self.args.lr_scheduler_type})."
             ),
@@ -151,6 +214,6 @@ class TimeBudgetCallback(TrainerCallback):
                 "Budget of %.1f %s minutes reached at step %d", self.seconds / 60, self.clock, state.global_step
             )
             control.should_training_stop = True
-            control.should_save = True
-            control.should_evaluate = True
+            control.should_save = args.save_strategy != "no"
+            control.should_evaluate = args.eval_strategy != "no"
         return control

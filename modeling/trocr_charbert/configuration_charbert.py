@@ -1,0 +1,1 @@
+../charbert/configuration_charbert.py

@@ -1,0 +1,1 @@
+../charbert/modeling_charbert.py

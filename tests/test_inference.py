@@ -1,0 +1,43 @@
+"""recognize() with models whose forward takes fewer inputs than the processor makes."""
+
+import torch
+from transformers import TrOCRConfig, ViTConfig, VisionEncoderDecoderConfig, VisionEncoderDecoderModel
+
+from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
+from textrec.scripts.inference import forward_input_names, recognize
+
+
+def tiny_vit_trocr(tokenizer) -> VisionEncoderDecoderModel:
+    """A ViT encoder and TrOCR decoder of a few thousand weights, for 1 x 32 x 128 images."""
+    encoder = ViTConfig(
+        hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, image_size=(32, 128),
+        patch_size=16, num_channels=1,
+    )
+    decoder = TrOCRConfig(
+        vocab_size=len(tokenizer), d_model=16, decoder_layers=1, decoder_attention_heads=2, decoder_ffn_dim=32,
+        max_position_embeddings=32, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.bos_token_id,
+    )
+    torch.manual_seed(0)
+    model = VisionEncoderDecoderModel(VisionEncoderDecoderConfig.from_encoder_decoder_configs(encoder, decoder))
+    for config in (model.config, model.generation_config):
+        config.decoder_start_token_id = tokenizer.bos_token_id
+        config.pad_token_id = tokenizer.pad_token_id
+        config.eos_token_id = tokenizer.eos_token_id
+    return model.eval()
+
+
+def test_recognize_passes_no_pixel_mask_to_a_vision_encoder_decoder(sample_line_images):
+    tokenizer = build_char_tokenizer()
+    image_processor = TextRecognitionImageProcessor(
+        num_channels=1, resize_mode="keep_aspect", height=32, max_width=128, width_multiple=128
+    )
+    processor = TextRecognitionProcessor(image_processor, tokenizer)
+    model = tiny_vit_trocr(tokenizer)
+    assert "pixel_mask" in processor(images=sample_line_images, return_tensors="pt")
+    assert "pixel_mask" not in forward_input_names(model) and "pixel_values" in forward_input_names(model)
+
+    result = recognize(model, processor, sample_line_images, batch_size=2, max_new_tokens=4, progress=False)
+
+    assert len(result.texts) == len(sample_line_images)
+    assert all(isinstance(text, str) for text in result.texts)

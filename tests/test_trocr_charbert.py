@@ -1,0 +1,252 @@
+"""The TrOCR–CharBERT composite: causality, identity with TrOCR, generation, building from checkpoints."""
+
+import copy
+
+import pytest
+import torch
+from transformers import TrOCRForCausalLM, ViTModel, VisionEncoderDecoderModel
+
+from textrec.modeling import CharBertConfig, CharBertModel, TrOCRCharBertConfig, TrOCRCharBertForTextRecognition
+from textrec.modeling.trocr_charbert.tensor_combine import WeightedCombine
+
+VOCAB_SIZE = 20
+COMBINES = ["add", "mean", "linear", "conv"]
+TINY = TrOCRCharBertConfig.PRESETS["tiny"]
+# The thesis layout (sequence axis as channels, fixed lengths, masked channel mixing) at tiny sizes.
+THESIS_LAYOUT_TINY = dict(
+    encoder=TINY["encoder"], trocr=TINY["trocr"], charbert=TINY["charbert"], max_decoder_length=16, charbert_length=14
+)
+LAYOUTS = {"sliding": ("tiny", {}), "fixed": ("thesis", THESIS_LAYOUT_TINY)}
+
+
+def build(combine="add", layout="sliding", seed=0, **overrides):
+    preset, sizes = LAYOUTS[layout]
+    torch.manual_seed(seed)
+    config = TrOCRCharBertConfig.from_preset(
+        preset, vocab_size=VOCAB_SIZE, max_target_length=12, combine=combine, **{**sizes, **overrides}
+    )
+    return TrOCRCharBertForTextRecognition(config).eval()
+
+
+def images(model, batch_size=2, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(batch_size, model.config.num_channels, *model.config.image_size, generator=generator)
+
+
+def fix_weights_to_embeddings(model) -> None:
+    """Makes the corrector an identity: combine weight 1 on E (weighted combines), or zero corrections (add)."""
+    corrector = model.decoder.corrector
+    if isinstance(corrector.combine, WeightedCombine):
+
+        def on_embeddings_only(stack):
+            weights = torch.zeros(stack.shape[:3])
+            weights[:, 0] = 1.0
+            return weights
+
+        corrector.combine.weights = on_embeddings_only
+    else:
+        with torch.no_grad():
+            for transform in (corrector.from_token, corrector.from_char):
+                transform.output_layer().weight.zero_()
+                transform.output_layer().bias.zero_()
+
+
+def plain_trocr(model) -> VisionEncoderDecoderModel:
+    """transformers' own ViT + TrOCR with the composite's encoder and TrOCR weights."""
+    encoder = ViTModel(copy.deepcopy(model.config.encoder), add_pooling_layer=False)
+    encoder.load_state_dict(model.encoder.state_dict())
+    decoder = TrOCRForCausalLM(copy.deepcopy(model.config.decoder.trocr))
+    decoder.load_state_dict(model.decoder.trocr.state_dict())
+    trocr = VisionEncoderDecoderModel(encoder=encoder, decoder=decoder).eval()
+    trocr.config.decoder_start_token_id = model.config.decoder_start_token_id
+    trocr.config.pad_token_id = model.config.pad_token_id
+    return trocr
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("combine", COMBINES)
+def test_no_position_sees_later_tokens(combine, layout):
+    model = build(combine, layout)
+    pixel_values = images(model)
+    ids = torch.randint(3, VOCAB_SIZE, (2, 10), generator=torch.Generator().manual_seed(1))
+    t, k = 4, 2
+    changed = ids.clone()
+    changed[:, t + k] = (changed[:, t + k] + 1 - 3) % (VOCAB_SIZE - 3) + 3
+    with torch.no_grad():
+        before = model(pixel_values=pixel_values, decoder_input_ids=ids).logits
+        after = model(pixel_values=pixel_values, decoder_input_ids=changed).logits
+    torch.testing.assert_close(after[:, : t + 1], before[:, : t + 1], rtol=0, atol=1e-6)
+    # The change does reach the positions at and after it (the test can see a difference).
+    assert not torch.allclose(after[:, t + k :], before[:, t + k :])
+
+
+@pytest.mark.parametrize("use_learned_positions", [True, False])
+@pytest.mark.parametrize("combine", COMBINES)
+def test_identity_corrector_gives_exactly_trocr_logits(combine, use_learned_positions):
+    model = build(combine, trocr=dict(TINY["trocr"], use_learned_position_embeddings=use_learned_positions))
+    fix_weights_to_embeddings(model)
+    trocr = plain_trocr(model)
+    pixel_values = images(model)
+    labels = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, -100, -100]])
+    with torch.no_grad():
+        expected = trocr(pixel_values=pixel_values, labels=labels).logits
+        actual = model(pixel_values=pixel_values, labels=labels).logits
+    assert torch.equal(actual, expected)
+
+
+def greedy_loop(model, pixel_values, steps):
+    """Greedy decoding by calling `forward` on the whole prefix at each step, no cache."""
+    ids = torch.full((pixel_values.shape[0], 1), model.config.decoder_start_token_id)
+    finished = torch.zeros(pixel_values.shape[0], dtype=torch.bool)
+    for _ in range(steps):
+        with torch.no_grad():
+            logits = model(pixel_values=pixel_values, decoder_input_ids=ids, use_cache=False).logits[:, -1]
+        next_ids = logits.argmax(-1).masked_fill(finished, model.config.pad_token_id)
+        ids = torch.cat([ids, next_ids[:, None]], dim=1)
+        finished |= next_ids == model.config.eos_token_id
+        if finished.all():
+            break
+    return ids
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("combine", COMBINES)
+def test_generate_equals_a_greedy_loop_over_forward(combine, layout):
+    model = build(combine, layout)
+    pixel_values = images(model, batch_size=3)
+    generated = model.generate(pixel_values=pixel_values, max_new_tokens=8, do_sample=False, num_beams=1)
+    assert torch.equal(generated, greedy_loop(model, pixel_values, steps=8))
+
+
+@pytest.mark.parametrize("combine", COMBINES)
+def test_beam_search_with_cache_equals_without(combine):
+    model = build(combine, seed=3)
+    pixel_values = images(model, batch_size=2)
+    cached = model.generate(pixel_values=pixel_values, max_new_tokens=8, num_beams=3)
+    uncached = model.generate(pixel_values=pixel_values, max_new_tokens=8, num_beams=3, use_cache=False)
+    assert torch.equal(cached, uncached)
+
+
+@pytest.mark.parametrize("layout,expected_length", [("sliding", 7), ("fixed", 14)])
+def test_charbert_sequence_length_follows_the_layout(layout, expected_length):
+    model = build("add", layout)
+    seen = []
+    handle = model.decoder.corrector.charbert.register_forward_hook(
+        lambda module, args, kwargs, output: seen.append(kwargs["inputs_embeds"].shape[1]), with_kwargs=True
+    )
+    with torch.no_grad():
+        model(pixel_values=images(model), decoder_input_ids=torch.ones(2, 7, dtype=torch.long))
+    handle.remove()
+    assert seen == [expected_length]
+
+
+def test_fixed_layout_rejects_lines_longer_than_its_length():
+    model = build("add", "fixed")
+    with pytest.raises(ValueError, match="at most 16 tokens"):
+        model(pixel_values=images(model), decoder_input_ids=torch.ones(2, 17, dtype=torch.long))
+
+
+def test_alignment_loss_is_added_with_its_weight_and_trains_the_transform():
+    model = build("add", alignment_loss_weight=0.5).train()
+    labels = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, -100, -100]])
+    output = model(pixel_values=images(model), labels=labels)
+    assert 0 < output.alignment_loss.item() < 2
+    torch.testing.assert_close(output.loss, output.cross_entropy + 0.5 * output.alignment_loss)
+    output.alignment_loss.backward()
+    assert model.decoder.corrector.to_token.output_layer().weight.grad.abs().sum() > 0
+    assert model.decoder.corrector.charbert.get_input_embeddings().weight.grad is None
+
+
+def test_alignment_loss_needs_a_shared_vocabulary():
+    with pytest.raises(ValueError, match="share the decoder's vocabulary"):
+        TrOCRCharBertConfig.from_preset("tiny", vocab_size=VOCAB_SIZE, alignment_loss_weight=1.0, charbert=dict(vocab_size=50))
+
+
+def test_bidirectional_charbert_is_refused():
+    with pytest.raises(ValueError, match="must be causal"):
+        TrOCRCharBertConfig.from_preset("tiny", vocab_size=VOCAB_SIZE, charbert=dict(causal=False))
+
+
+def test_wrong_image_size_is_a_clear_error():
+    model = build()
+    with pytest.raises(ValueError, match=r"pixel_values must be \(batch, 1, 32, 64\)"):
+        model(pixel_values=torch.randn(2, 1, 32, 128), decoder_input_ids=torch.ones(2, 3, dtype=torch.long))
+
+
+def test_frozen_modules_do_not_train_and_survive_saving(tmp_path):
+    model = build("linear", frozen_modules=["encoder", "charbert", "decoder_embeddings"])
+    model.save_pretrained(tmp_path)
+    reloaded = TrOCRCharBertForTextRecognition.from_pretrained(tmp_path)
+    for candidate in (model, reloaded):
+        trainable = {name for name, parameter in candidate.named_parameters() if parameter.requires_grad}
+        assert not any(name.startswith(("encoder.", "decoder.corrector.charbert.")) for name in trainable)
+        assert "decoder.trocr.model.decoder.embed_tokens.weight" not in trainable
+        assert any(name.startswith("decoder.corrector.combine.") for name in trainable)
+        assert any(name.startswith("decoder.trocr.model.decoder.layers.") for name in trainable)
+
+
+def test_unknown_frozen_module_is_refused():
+    with pytest.raises(ValueError, match="Unknown frozen_modules"):
+        TrOCRCharBertConfig.from_preset("tiny", vocab_size=VOCAB_SIZE, frozen_modules=["vision"])
+
+
+def test_from_trocr_and_charbert_checkpoints(tmp_path):
+    """A TrOCR checkpoint (transformers' ViT + TrOCR, sinusoidal positions) and a bidirectional CharBERT
+    checkpoint become a composite whose TrOCR path is exactly the checkpoint's."""
+    reference = build("mean", trocr=dict(TINY["trocr"], use_learned_position_embeddings=False))
+    trocr = plain_trocr(reference)
+    trocr.save_pretrained(tmp_path / "trocr")
+    torch.manual_seed(5)
+    charbert_config = CharBertConfig(vocab_size=VOCAB_SIZE, **TINY["charbert"])
+    assert not charbert_config.causal and charbert_config.char_rnn_scope == "sequence"
+    charbert = CharBertModel(charbert_config)
+    charbert.save_pretrained(tmp_path / "charbert")
+
+    model = TrOCRCharBertForTextRecognition.from_trocr_and_charbert(
+        str(tmp_path / "trocr"), str(tmp_path / "charbert"), combine="mean", frozen_modules=["charbert"]
+    ).eval()
+    corrector_charbert = model.decoder.corrector.charbert
+    assert corrector_charbert.config.causal and corrector_charbert.config.char_rnn_scope == "token"
+    torch.testing.assert_close(corrector_charbert.encoder.layer[0].output.dense.weight, charbert.encoder.layer[0].output.dense.weight)
+    assert not any(parameter.requires_grad for parameter in corrector_charbert.parameters())
+    fix_weights_to_embeddings(model)
+    pixel_values = images(model)
+    labels = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, -100, -100]])
+    with torch.no_grad():
+        assert torch.equal(model(pixel_values=pixel_values, labels=labels).logits, trocr(pixel_values=pixel_values, labels=labels).logits)
+
+
+def test_decoder_refuses_inputs_embeds():
+    model = build()
+    with pytest.raises(ValueError, match="reads input_ids"):
+        model.decoder(inputs_embeds=torch.randn(1, 3, 32))
+
+
+def test_textrec_train_trains_saves_and_the_folder_loads_without_textrec(tmp_path):
+    """`textrec-train --model trocr-charbert` through Seq2SeqTrainer; the folder holds safetensors and the
+    custom code, and loads with trust_remote_code where textrec is not importable."""
+    from textrec.scripts import train as train_cli
+
+    from .remote_code import run_without_textrec
+    from .test_train_cli import tiny_run_arguments
+
+    folder = tmp_path / "model"
+    arguments = tiny_run_arguments(folder, config_overrides='{"combine": "conv"}')
+    metrics = train_cli.run([a.replace("--model=self-attention", "--model=trocr-charbert") for a in arguments])
+    assert "eval_cer" in metrics
+    assert (folder / "model.safetensors").exists()
+    assert {"modeling_trocr_charbert.py", "modeling_charbert.py", "tensor_combine.py"} <= {p.name for p in folder.iterdir()}
+    output = run_without_textrec(
+        f"""
+        from PIL import Image
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+        model = AutoModelForImageTextToText.from_pretrained({str(folder)!r}, trust_remote_code=True).eval()
+        processor = AutoProcessor.from_pretrained({str(folder)!r}, trust_remote_code=True)
+        assert type(model).__name__ == "TrOCRCharBertForTextRecognition" and model.config.decoder.combine == "conv"
+        inputs = processor(images=[Image.new("L", (120, 30), 255)], return_tensors="pt")
+        ids = model.generate(pixel_values=inputs["pixel_values"], max_new_tokens=5, num_beams=2)
+        print(ids.shape[0])
+        """,
+        tmp_path,
+    )
+    assert output.strip().splitlines()[-1] == "1"
