@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
     parser.add_argument("--preset", choices=sorted(TrOCRCharBertConfig.PRESETS), default="base")
     parser.add_argument("--dataset", default="synthetic-lines", help="Line data, as textrec-train's --dataset.")
+    parser.add_argument("--max_chars", type=int, default=40, help="Longest synthetic line in characters.")
+    parser.add_argument("--image_width", type=int, default=TROCR_LINE_IMAGES["width"], help="Width every line is resized to.")
     parser.add_argument("--train_samples", type=int, default=20_000)
     parser.add_argument("--test_samples", type=int, default=200)
     parser.add_argument("--max_target_length", type=int, default=48, help="Longest label in tokens (eos included).")
@@ -66,10 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_processor(max_target_length: int) -> TextRecognitionProcessor:
-    return TextRecognitionProcessor(
-        TextRecognitionImageProcessor(**TROCR_LINE_IMAGES), build_char_tokenizer(), max_label_length=max_target_length
-    )
+def build_processor(args) -> TextRecognitionProcessor:
+    image_processor = TextRecognitionImageProcessor(**{**TROCR_LINE_IMAGES, "width": args.image_width})
+    return TextRecognitionProcessor(image_processor, build_char_tokenizer(), max_label_length=args.max_target_length)
 
 
 def composite_config(args, processor, combine: str) -> TrOCRCharBertConfig:
@@ -79,7 +80,7 @@ def composite_config(args, processor, combine: str) -> TrOCRCharBertConfig:
         vocab_size=len(tokenizer),
         num_channels=TROCR_LINE_IMAGES["num_channels"],
         image_height=TROCR_LINE_IMAGES["height"],
-        image_width=TROCR_LINE_IMAGES["width"],
+        image_width=args.image_width,
         max_target_length=args.max_target_length,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
@@ -174,11 +175,17 @@ def run(argv: list[str] | None = None) -> dict:
         torch.set_num_threads(args.threads)
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    processor = build_processor(args.max_target_length)
+    processor = build_processor(args)
 
     logger.info("Phase 1: data (%d training lines, %d test lines)", args.train_samples, args.test_samples)
-    train_dataset = load_text_recognition_dataset(args.dataset, split="train", num_samples=args.train_samples, seed=args.seed)
-    test_dataset = load_text_recognition_dataset(args.dataset, split="test", num_samples=args.test_samples, seed=args.seed)
+    lines = dict(max_chars=args.max_chars) if args.dataset.startswith("synthetic-lines") else {}
+    train_dataset = load_text_recognition_dataset(
+        args.dataset, split="train", num_samples=args.train_samples, seed=args.seed, **lines
+    )
+    clean = dict(lines, augment=False) if lines else {}
+    test_dataset = load_text_recognition_dataset(
+        args.dataset, split="test", num_samples=args.test_samples, seed=args.seed, **clean
+    )
     train_dataset = drop_overlong_labels(train_dataset, processor.tokenizer, args.max_target_length, "train")
     test_dataset = drop_overlong_labels(test_dataset, processor.tokenizer, args.max_target_length, "test")
     images, references = list(test_dataset["image"]), list(test_dataset["text"])

@@ -250,3 +250,21 @@ def test_textrec_train_trains_saves_and_the_folder_loads_without_textrec(tmp_pat
         tmp_path,
     )
     assert output.strip().splitlines()[-1] == "1"
+
+
+def test_study_script_trains_reads_and_reports_every_system(tmp_path):
+    from textrec.scripts import study_trocr_charbert
+
+    systems = ["trocr", "trocr-charbert-linear"]
+    results = study_trocr_charbert.run(
+        ["--preset", "tiny", "--systems", *systems, "--cpu_minutes", "0.01", "--train_samples", "32",
+         "--test_samples", "4", "--max_chars", "6", "--image_width", "64", "--max_target_length", "8",
+         "--num_beams", "2", "--output_dir", str(tmp_path)]
+    )
+    assert list(results) == systems
+    for record in results.values():
+        assert record["training"]["steps"] >= 1
+        assert 0 <= record["beam_changed"] <= 1 and record["greedy"]["lines_per_second"] > 0
+    assert results["trocr-charbert-linear"]["training"]["parameters"] > results["trocr"]["training"]["parameters"]
+    table = (tmp_path / "table.md").read_text()
+    assert all(f"| {name} |" in table for name in systems)
