@@ -65,7 +65,6 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import datasets
@@ -314,33 +313,6 @@ def choose_vit_layers(reference_config, processor, target: int) -> int:
     raise ValueError(f"no ViT depth up to 24 layers reaches {target:,} parameters")
 
 
-@dataclass
-class ImagesOnlyCollator(TextRecognitionCollator):
-    """`TextRecognitionCollator` without `pixel_mask`: `VisionEncoderDecoderModel` passes unknown
-    keyword arguments on to its encoder."""
-
-    def __call__(self, rows: list[dict]) -> dict:
-        batch = super().__call__(rows)
-        batch.pop("pixel_mask")
-        return batch
-
-
-class ImagesOnlyProcessor:
-    """The processor for `recognize()` with a `VisionEncoderDecoderModel`, whose `generate()` rejects
-    `pixel_mask` ("model_kwargs are not used by the model")."""
-
-    def __init__(self, processor: TextRecognitionProcessor):
-        self.processor = processor
-
-    def __call__(self, *args, **kwargs):
-        inputs = self.processor(*args, **kwargs)
-        inputs.pop("pixel_mask", None)
-        return inputs
-
-    def batch_decode(self, *args, **kwargs) -> list[str]:
-        return self.processor.batch_decode(*args, **kwargs)
-
-
 def seconds_per_step(model, collator, dataset, batch_size: int, learning_rate: float, steps: int, seed: int) -> float:
     """Wall-clock seconds of the fastest of `steps` training steps (rows read and collated, forward,
     backward, clipping, AdamW) after a short warm-up: other processes can only slow a step down, so the
@@ -424,7 +396,7 @@ def train_vit_trocr(args, argv: list[str], reference_config, vit_layers: int):
         args=training_args,
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
-        data_collator=ImagesOnlyCollator(processor),
+        data_collator=TextRecognitionCollator(processor, drop_pixel_mask=True),
         processing_class=processor,
         compute_metrics=make_compute_metrics(processor, normalization=data_args.metric_normalization),
         callbacks=train_cli.training_callbacks(training_args),
@@ -720,7 +692,7 @@ def run(argv: list[str] | None = None) -> dict:
         settings["vit_layers"] = args.vit_layers or choose_vit_layers(reference_config, processor, target)
         set_seed(args.seed)
         models[VIT_TROCR] = build_vit_trocr(reference_config, processor, settings["vit_layers"])
-        collators[VIT_TROCR] = ImagesOnlyCollator(processor)
+        collators[VIT_TROCR] = TextRecognitionCollator(processor, drop_pixel_mask=True)
         if models[VIT_TROCR].num_parameters() > MAX_PARAMETER_RATIO * target:
             logger.warning(
                 "%s is more than %.0f%% larger than %s", VIT_TROCR, 100 * (MAX_PARAMETER_RATIO - 1), SELF_ATTENTION
@@ -770,7 +742,7 @@ def run(argv: list[str] | None = None) -> dict:
     readers = {}  # row -> (system, reader, fields of the row besides the scores)
     for name in trained:
         if name == VIT_TROCR:
-            readers[name] = name, model_reader(vit_trocr, ImagesOnlyProcessor(vit_processor), batch_size), {}
+            readers[name] = name, model_reader(vit_trocr, vit_processor, batch_size), {}
             continue
         model, processor = load_recognizer(str(model_dirs[name]))
         if name == RESNET_TRANSFORMER:  # greedy, and the beam search of its generation config

@@ -154,8 +154,10 @@ def read(model, processor, images, references, num_beams: int) -> tuple[dict, li
 
 def render_table(results: dict, args) -> str:
     lines = [
-        f"| system | parameters | steps in {args.cpu_minutes:g} CPU min | CER greedy | WER greedy | "
-        f"CER beam {args.num_beams} | WER beam {args.num_beams} | lines changed by beam | lines/s greedy |",
+        (
+            f"| system | parameters | steps in {args.cpu_minutes:g} CPU min | CER greedy | WER greedy | "
+            f"CER beam {args.num_beams} | WER beam {args.num_beams} | lines changed by beam | lines/s greedy |"
+        ),
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, record in results.items():
