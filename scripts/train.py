@@ -86,6 +86,8 @@ class DataArguments:
         metadata={
             "help": "synthetic-lines, synthetic-lines-handwriting, synthetic-digits, synthetic-math, "
             "mnist-digits (options after a colon: mnist-digits:length=13,rotated=true,mnist_dir=DIR), "
+            "washington:DIR[:fold=2] (George Washington lines), iam:DIR[:train=LIST,validation=LIST,test=LIST] "
+            "(IAM lines), "
             "an image folder with metadata.jsonl, an LMDB folder (data.mdb), a saved datasets folder, "
             "or a Hub dataset id."
         },
