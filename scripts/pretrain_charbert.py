@@ -27,14 +27,14 @@ import torch
 import transformers
 from torch.nn import functional as F
 from transformers import HfArgumentParser, Trainer, TrainingArguments, set_seed
-from transformers.trainer_utils import IntervalStrategy, SchedulerType, get_last_checkpoint
+from transformers.trainer_utils import get_last_checkpoint
 
 from textrec.modeling import CharBertConfig, CharBertForMaskedLM
 from textrec.processing import CharBertProcessor, build_word_vocab, train_charbert_tokenizer
 from textrec.processing.data import CharacterNoise, CharBertPretrainingCollator, ConfusionMatrix, load_text_corpus
 from textrec.processing.processing_text_recognition import IGNORE_INDEX
 
-from .training import TimeBudgetCallback
+from .training import CpuTrainingDefaults, TimeBudgetCallback
 
 logger = logging.getLogger("textrec.pretrain_charbert")
 
@@ -83,26 +83,10 @@ class CharBertDataArguments:
 
 
 @dataclass
-class CharBertTrainingArguments(TrainingArguments):
+class CharBertTrainingArguments(CpuTrainingDefaults, TrainingArguments):
     """`TrainingArguments` with defaults that suit CharBERT pre-training on a CPU."""
 
     output_dir: str | None = field(default="runs/charbert", metadata={"help": "Where checkpoints and the model go."})
-    remove_unused_columns: bool = field(default=False)
-    per_device_train_batch_size: int = field(default=32)
-    per_device_eval_batch_size: int = field(default=64)
-    learning_rate: float = field(default=5e-4)
-    lr_scheduler_type: SchedulerType | str = field(default="cosine")
-    warmup_steps: float = field(default=100)
-    max_steps: int = field(default=2000)
-    eval_strategy: IntervalStrategy | str = field(default="steps")
-    eval_steps: float | None = field(default=500)
-    save_steps: float = field(default=500)
-    save_total_limit: int | None = field(default=2)
-    logging_steps: float = field(default=50)
-    report_to: None | str | list[str] = field(default="none")
-    max_train_minutes: float | None = field(
-        default=None, metadata={"help": "Stop after this much wall-clock training time (a CPU budget)."}
-    )
 
 
 @torch.no_grad()

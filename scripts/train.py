@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import datasets
 import transformers
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments, set_seed
-from transformers.trainer_utils import IntervalStrategy, SchedulerType, get_last_checkpoint
+from transformers.trainer_utils import get_last_checkpoint
 
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
 from textrec.processing.data import load_text_recognition_dataset
@@ -33,7 +33,7 @@ from . import pretrain_charbert
 from .architectures import SPECS, get_spec
 from .hub_export import export_for_hub
 from .inference import forward_input_names
-from .training import ReplicaConsistencyCallback, TextRecognitionTrainer, TimeBudgetCallback
+from .training import CpuTrainingDefaults, ReplicaConsistencyCallback, TextRecognitionTrainer, TimeBudgetCallback
 
 logger = logging.getLogger("textrec.train")
 
@@ -109,27 +109,11 @@ class DataArguments:
 
 
 @dataclass
-class TextrecTrainingArguments(Seq2SeqTrainingArguments):
+class TextrecTrainingArguments(CpuTrainingDefaults, Seq2SeqTrainingArguments):
     """`Seq2SeqTrainingArguments` with defaults that suit text recognition on a CPU."""
 
     output_dir: str | None = field(default="runs/textrec", metadata={"help": "Where checkpoints and the model go."})
-    remove_unused_columns: bool = field(default=False)
     predict_with_generate: bool = field(default=True)
-    per_device_train_batch_size: int = field(default=32)
-    per_device_eval_batch_size: int = field(default=64)
-    learning_rate: float = field(default=5e-4)
-    lr_scheduler_type: SchedulerType | str = field(default="cosine")
-    warmup_steps: float = field(default=100)
-    max_steps: int = field(default=2000)
-    eval_strategy: IntervalStrategy | str = field(default="steps")
-    eval_steps: float | None = field(default=500)
-    save_steps: float = field(default=500)
-    save_total_limit: int | None = field(default=2)
-    logging_steps: float = field(default=50)
-    report_to: None | str | list[str] = field(default="none")
-    max_train_minutes: float | None = field(
-        default=None, metadata={"help": "Stop after this much wall-clock training time (a CPU budget)."}
-    )
     max_train_cpu_minutes: float | None = field(
         default=None,
         metadata={"help": "Stop after this much CPU time of the training process. Under load it inflates too (waiting threads spin): compare budgets only on a quiet machine."},

@@ -4,6 +4,7 @@ import copy
 import hashlib
 import logging
 import time
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader
 from transformers import Seq2SeqTrainer, TrainerCallback
-from transformers.trainer_utils import seed_worker
+from transformers.trainer_utils import IntervalStrategy, SchedulerType, seed_worker
 
 from textrec.processing.data.area_batching import AreaBatchSampler, image_sizes
 
@@ -19,6 +20,29 @@ from .model_card import render_model_card
 from .optimization import TrainingRecipe
 
 logger = logging.getLogger("textrec.train")
+
+
+@dataclass
+class CpuTrainingDefaults:
+    """Training-argument defaults that suit CPU training, shared by textrec's training commands: put it
+    before a `TrainingArguments` class in the bases to override that class's defaults."""
+
+    remove_unused_columns: bool = field(default=False)
+    per_device_train_batch_size: int = field(default=32)
+    per_device_eval_batch_size: int = field(default=64)
+    learning_rate: float = field(default=5e-4)
+    lr_scheduler_type: SchedulerType | str = field(default="cosine")
+    warmup_steps: float = field(default=100)
+    max_steps: int = field(default=2000)
+    eval_strategy: IntervalStrategy | str = field(default="steps")
+    eval_steps: float | None = field(default=500)
+    save_steps: float = field(default=500)
+    save_total_limit: int | None = field(default=2)
+    logging_steps: float = field(default=50)
+    report_to: None | str | list[str] = field(default="none")
+    max_train_minutes: float | None = field(
+        default=None, metadata={"help": "Stop after this much wall-clock training time (a CPU budget)."}
+    )
 
 
 class TextRecognitionTrainer(Seq2SeqTrainer):
