@@ -72,9 +72,22 @@ def build_char_tokenizer(
     characters = list(dict.fromkeys(load_charset(charset)))
     vocab = {token: index for index, token in enumerate(SPECIAL_TOKENS + tuple(characters))}
 
+    return word_level_tokenizer(
+        vocab,
+        pre_tokenizers.Split("", behavior="isolated"),  # one piece per character
+        model_max_length,
+        decoder=decoders.Fuse(),  # join pieces without separators
+    )
+
+
+def word_level_tokenizer(vocab: dict[str, int], pre_tokenizer, model_max_length: int, decoder=None) -> PreTrainedTokenizerFast:
+    """A fast tokenizer over a fixed vocabulary (textrec's special tokens first) that splits text with
+    `pre_tokenizer`, appends `</s>` when encoding with special tokens (the label format) and treats
+    special-token text in the input as ordinary pieces ("<s>" is not bos)."""
     backend = Tokenizer(models.WordLevel(vocab, unk_token=UNK_TOKEN))
-    backend.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")  # one piece per character
-    backend.decoder = decoders.Fuse()  # join pieces without separators
+    backend.pre_tokenizer = pre_tokenizer
+    if decoder is not None:
+        backend.decoder = decoder
     backend.post_processor = processors.TemplateProcessing(
         single=f"$A {EOS_TOKEN}", pair=f"$A $B {EOS_TOKEN}", special_tokens=[(EOS_TOKEN, vocab[EOS_TOKEN])]
     )
@@ -85,6 +98,6 @@ def build_char_tokenizer(
         eos_token=EOS_TOKEN,
         unk_token=UNK_TOKEN,
         model_max_length=model_max_length,
-        split_special_tokens=True,  # "<s>" in the text is three characters, not bos
+        split_special_tokens=True,
         clean_up_tokenization_spaces=False,
     )

@@ -23,16 +23,10 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from tokenizers import Regex, Tokenizer, models, pre_tokenizers, processors
+from tokenizers import Regex, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from .tokenization_char import (
-    BOS_TOKEN,
-    EOS_TOKEN,
-    PAD_TOKEN,
-    SPECIAL_TOKENS,
-    UNK_TOKEN,
-)
+from .tokenization_char import SPECIAL_TOKENS, word_level_tokenizer
 
 CROHME_DICTIONARY = Path(__file__).with_name("crohme_dictionary.txt")
 
@@ -80,23 +74,10 @@ def build_latex_tokenizer(
     if len(vocab) != len(SPECIAL_TOKENS) + len(tokens):
         raise ValueError(f"the dictionary {os.fspath(dictionary)!r} holds special tokens {SPECIAL_TOKENS}")
 
-    backend = Tokenizer(models.WordLevel(vocab, unk_token=UNK_TOKEN))
-    backend.pre_tokenizer = pre_tokenizers.Sequence(
+    pre_tokenizer = pre_tokenizers.Sequence(
         [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Split(Regex(LATEX_TOKEN_PATTERN), behavior="isolated")]
     )
-    backend.post_processor = processors.TemplateProcessing(
-        single=f"$A {EOS_TOKEN}", pair=f"$A $B {EOS_TOKEN}", special_tokens=[(EOS_TOKEN, vocab[EOS_TOKEN])]
-    )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=backend,
-        pad_token=PAD_TOKEN,
-        bos_token=BOS_TOKEN,
-        eos_token=EOS_TOKEN,
-        unk_token=UNK_TOKEN,
-        model_max_length=model_max_length,
-        split_special_tokens=True,  # "<s>" in a formula is three tokens, not bos
-        clean_up_tokenization_spaces=False,
-    )
+    return word_level_tokenizer(vocab, pre_tokenizer, model_max_length)
 
 
 def unknown_latex_tokens(texts: Iterable[str], tokenizer: PreTrainedTokenizerFast) -> Counter:
