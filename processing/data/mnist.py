@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import functools
 import gzip
-import io
 import logging
 import os
 from pathlib import Path
 
 import datasets
 import numpy as np
-from PIL import Image
 
 from .generation import CacheDir, cached_dataset, generate_indexed
-from .synthetic_digits import DIGIT_POOLS, MAX_ROTATION_DEGREES, digit_pool, render_digit
+from .synthetic_digits import DIGIT_POOLS, digit_pool, render_digit_string
 
 logger = logging.getLogger(__name__)
 
@@ -130,17 +128,7 @@ def _render_sequence(
     rng = np.random.default_rng([seed, example["index"]])
     images, labels = mnist_pool(mnist_dir, source_split) if mnist_dir else digit_pool(source_split)
     max_value = 255 if mnist_dir else 16
-    count = int(rng.integers(length[0], length[1] + 1))
-    chosen = rng.integers(len(images), size=count)
-    angles = rng.uniform(-MAX_ROTATION_DEGREES, MAX_ROTATION_DEGREES, size=count) if rotated else np.zeros(count)
-    cells = [
-        render_digit(images[i], size=digit_size, angle=a, max_value=max_value)
-        for i, a in zip(chosen, angles, strict=True)
-    ]
-    buffer = io.BytesIO()
-    Image.fromarray(np.concatenate(cells, axis=1)).save(buffer, format="PNG")
-    text = "".join(str(int(labels[i])) for i in chosen)
-    return {"image": {"bytes": buffer.getvalue(), "path": None}, "text": text}
+    return render_digit_string(rng, images, labels, length, rotated, digit_size, max_value)
 
 
 def make_mnist_digit_sequences(

@@ -155,13 +155,27 @@ def _render_sequence(
     """Render the sequence numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
     images, labels = digit_pool(source_split)
+    return render_digit_string(rng, images, labels, length, rotated, digit_size, max_value=16)
+
+
+def render_digit_string(
+    rng: np.random.Generator,
+    images: np.ndarray,
+    labels: np.ndarray,
+    length: tuple[int, int],
+    rotated: bool,
+    digit_size: int,
+    max_value: int,
+) -> dict:
+    """A row of `length` (drawn in the range) random digits of the pool `images`/`labels`, each turned
+    when `rotated`, as a PNG example `{"image": ..., "text": ...}`."""
     count = int(rng.integers(length[0], length[1] + 1))
     chosen = rng.integers(len(images), size=count)
     angles = (
         rng.uniform(-MAX_ROTATION_DEGREES, MAX_ROTATION_DEGREES, size=count) if rotated else np.zeros(count)
     )
     cells = [
-        render_digit(images[i], size=digit_size, angle=a, max_value=16)
+        render_digit(images[i], size=digit_size, angle=a, max_value=max_value)
         for i, a in zip(chosen, angles, strict=True)
     ]
     buffer = io.BytesIO()
