@@ -52,7 +52,8 @@ class ModelArguments:
     )
     preset: str = field(
         default="base",
-        metadata={"help": "Hyperparameters: tiny (seconds, tests), base, paper.", "choices": ["tiny", "base", "paper"]},
+        metadata={"help": "Hyperparameters: tiny (seconds, tests), base, paper, fast (what a CPU trains to read in "
+                  "an hour; self-attention only).", "choices": ["tiny", "base", "paper", "fast"]},
     )
     model_name_or_path: str | None = field(
         default=None, metadata={"help": "Fine-tune a trained model (folder or Hub id) instead of a new one."}

@@ -18,7 +18,17 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
             convolutions with batch normalisation and ReLU, then a max-pool.
         cnn_pooling (`list[list[int]]`): the `(height, width)` pooling of each stage. The default
             turns a 32-pixel-high line into a feature map 2 high and width/4 wide.
+        cnn_convs_per_stage (`int`): 3x3 convolutions in each stage (the description's 2).
+        cnn_stem_channels (`int`): 0 for none (the description); otherwise the channels of a stride-2 3x3
+            convolution before the stages, which halves the image at once so that no convolution runs at
+            full resolution (with it, the stages pool half as much for the same feature map).
         d_model (`int`): width of the features and of the decoder.
+        encoder_layers (`int`): transformer encoder layers over the flattened features (0: none, the
+            description), so that each feature sees the whole line; they share the decoder's heads
+            and feed-forward size.
+        ctc_loss_weight (`float`): 0 for none (the description); otherwise the weight of an auxiliary CTC
+            loss over the encoder outputs (joint CTC-attention training, see `ctc.py`), the decoder's
+            cross-entropy weighted `1 - ctc_loss_weight`. It also enables `ctc_decode()`.
         decoder_layers (`int`): number of decoder layers.
         decoder_attention_heads (`int`): heads of both attentions.
         decoder_ffn_dim (`int`): inner size of the feed-forward.
@@ -45,6 +55,22 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
         "tiny": dict(cnn_channels=[8, 16, 32, 32], d_model=32, decoder_layers=2, decoder_ffn_dim=64),
         "base": dict(cnn_channels=[32, 64, 128, 256], d_model=256, decoder_layers=4, decoder_ffn_dim=1024),
         "paper": dict(cnn_channels=[64, 128, 256, 512], d_model=512, decoder_layers=4, decoder_ffn_dim=2048),
+        # What two CPU cores can train to read in an hour: a stride-2 stem so that nothing runs at full
+        # resolution, one convolution per stage, a 2-layer transformer encoder so that each column sees the
+        # line, a 2-layer decoder, joint CTC-attention training (CTC weight 0.3, as ESPnet), no dropout (the
+        # synthetic data is never repeated). 2.5M parameters; a 32 x W line gives W/4 features.
+        "fast": dict(
+            cnn_stem_channels=16,
+            cnn_channels=[32, 64, 128, 192],
+            cnn_pooling=[[2, 2], [2, 1], [2, 1], [2, 1]],
+            cnn_convs_per_stage=1,
+            d_model=192,
+            encoder_layers=2,
+            decoder_layers=2,
+            decoder_ffn_dim=768,
+            dropout=0.0,
+            ctc_loss_weight=0.3,
+        ),
     }
 
     def __init__(
@@ -53,7 +79,11 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
         num_channels: int = 1,
         cnn_channels: list[int] | None = None,
         cnn_pooling: list[list[int]] | None = None,
+        cnn_convs_per_stage: int = 2,
+        cnn_stem_channels: int = 0,
         d_model: int = 256,
+        encoder_layers: int = 0,
+        ctc_loss_weight: float = 0.0,
         decoder_layers: int = 4,
         decoder_attention_heads: int = 4,
         decoder_ffn_dim: int = 1024,
@@ -80,7 +110,13 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
             raise ValueError(
                 f"cnn_channels has {len(self.cnn_channels)} stages but cnn_pooling has {len(self.cnn_pooling)}."
             )
+        self.cnn_convs_per_stage = cnn_convs_per_stage
+        self.cnn_stem_channels = cnn_stem_channels
+        if not 0 <= ctc_loss_weight < 1:
+            raise ValueError(f"ctc_loss_weight must be in [0, 1), got {ctc_loss_weight}.")
         self.d_model = d_model
+        self.encoder_layers = encoder_layers
+        self.ctc_loss_weight = ctc_loss_weight
         self.decoder_layers = decoder_layers
         self.decoder_attention_heads = decoder_attention_heads
         self.decoder_ffn_dim = decoder_ffn_dim

@@ -10,10 +10,12 @@ from torch import nn
 from transformers import GenerationMixin, PreTrainedModel
 
 from .configuration_self_attention import SelfAttentionRecognizerConfig
+from .ctc import CTCHead
 from .initialization import init_recognizer_weights
 from .positional_encoding import SinusoidalPositionalEncoding1D
 from .recognizer import EncoderDecoderRecognizerMixin, RecognizerEncoderOutput, downsample_pixel_mask
 from .transformer_decoder import TransformerDecoder
+from .transformer_encoder import TransformerEncoder
 
 
 class SelfAttentionRecognizerPreTrainedModel(PreTrainedModel):
@@ -27,17 +29,23 @@ class SelfAttentionRecognizerPreTrainedModel(PreTrainedModel):
         init_recognizer_weights(module, self.config.initializer_range)
 
 
-class ConvStage(nn.Sequential):
-    """Two 3x3 convolutions with batch normalisation and ReLU, then a max-pool of `pooling`."""
+class ConvBlock(nn.Sequential):
+    """A 3x3 convolution (of `stride`) with batch normalisation and ReLU."""
 
-    def __init__(self, in_channels: int, out_channels: int, pooling: tuple[int, int]):
+    def __init__(self, in_channels: int, out_channels: int, stride: int = 1):
         super().__init__(
-            nn.Conv2d(in_channels, out_channels, 3, padding=1, bias=False),
+            nn.Conv2d(in_channels, out_channels, 3, stride=stride, padding=1, bias=False),
             nn.BatchNorm2d(out_channels),
             nn.ReLU(inplace=True),
-            nn.Conv2d(out_channels, out_channels, 3, padding=1, bias=False),
-            nn.BatchNorm2d(out_channels),
-            nn.ReLU(inplace=True),
+        )
+
+
+class ConvStage(nn.Sequential):
+    """`num_convs` 3x3 convolutions with batch normalisation and ReLU, then a max-pool of `pooling`."""
+
+    def __init__(self, in_channels: int, out_channels: int, pooling: tuple[int, int], num_convs: int = 2):
+        super().__init__(
+            *(ConvBlock(in_channels if index == 0 else out_channels, out_channels) for index in range(num_convs)),
             nn.MaxPool2d(tuple(pooling), tuple(pooling)),
         )
 
@@ -47,17 +55,36 @@ class SelfAttentionRecognizerEncoder(SelfAttentionRecognizerPreTrainedModel):
 
     `pixel_values (batch, num_channels, height, width)` → `last_hidden_state (batch, w * h, d_model)`
     where `(h, w)` is the feature map size (`height / prod(pool heights)`, `width / prod(pool
-    widths)`), flattened column by column so the sequence runs left to right.
+    widths)`, both halved once more by the stem if there is one), flattened column by column so the
+    sequence runs left to right; then, with `config.encoder_layers`, a transformer encoder over it.
     """
 
     def __init__(self, config: SelfAttentionRecognizerConfig):
         super().__init__(config)
         channels = [config.num_channels, *config.cnn_channels]
+        self.stem = None
+        if config.cnn_stem_channels:
+            self.stem = ConvBlock(config.num_channels, config.cnn_stem_channels, stride=2)
+            channels[0] = config.cnn_stem_channels
         self.stages = nn.Sequential(
-            *(ConvStage(channels[i], channels[i + 1], config.cnn_pooling[i]) for i in range(len(config.cnn_pooling)))
+            *(
+                ConvStage(channels[i], channels[i + 1], config.cnn_pooling[i], config.cnn_convs_per_stage)
+                for i in range(len(config.cnn_pooling))
+            )
         )
         self.projection = nn.Linear(channels[-1], config.d_model)
         self.positions = SinusoidalPositionalEncoding1D(config.d_model, config.dropout)
+        self.context = None
+        if config.encoder_layers:
+            self.context = TransformerEncoder(
+                config.d_model,
+                config.encoder_layers,
+                config.decoder_attention_heads,
+                config.decoder_ffn_dim,
+                config.dropout,
+                config.attention_dropout,
+                config.activation_dropout,
+            )
         self.post_init()
 
     def forward(
@@ -77,7 +104,8 @@ class SelfAttentionRecognizerEncoder(SelfAttentionRecognizerPreTrainedModel):
                 f"Expected pixel_values of shape (batch, {self.config.num_channels}, height, width), "
                 f"got {tuple(pixel_values.shape)}."
             )
-        features = self.stages(pixel_values)
+        features = pixel_values if self.stem is None else self.stem(pixel_values)
+        features = self.stages(features)
         if features.shape[-1] == 0 or features.shape[-2] == 0:
             raise ValueError(f"The image {tuple(pixel_values.shape[-2:])} is too small for the CNN's pooling.")
         sequence = features.permute(0, 3, 2, 1).flatten(1, 2)
@@ -86,6 +114,8 @@ class SelfAttentionRecognizerEncoder(SelfAttentionRecognizerPreTrainedModel):
         if pixel_mask is not None:
             feature_mask = downsample_pixel_mask(pixel_mask, features.shape[-2:])
             attention_mask = feature_mask.transpose(1, 2).flatten(1)
+        if self.context is not None:
+            hidden_states = self.context(hidden_states, attention_mask)
         return RecognizerEncoderOutput(last_hidden_state=hidden_states, attention_mask=attention_mask)
 
 
@@ -112,6 +142,7 @@ class SelfAttentionRecognizerForTextRecognition(
             scale_embedding=config.scale_embedding,
         )
         self.lm_head = nn.Linear(config.d_model, config.vocab_size)
+        self.ctc_head = CTCHead(config.d_model, config.vocab_size) if config.ctc_loss_weight > 0 else None
         self.post_init()
         self.generation_config.max_new_tokens = config.max_target_length
 
