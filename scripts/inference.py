@@ -8,12 +8,19 @@ import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForImageTextToText, AutoProcessor
 
+from textrec.model_cards import resolve_model_path
+
 from . import architectures  # noqa: F401  (registers textrec's processors with AutoProcessor)
 
 
-def load_recognizer(model_name_or_path: str, device: str = "cpu"):
-    """The model (in eval mode) and processor saved in a folder or Hub repository."""
-    model = AutoModelForImageTextToText.from_pretrained(model_name_or_path).to(device).eval()
+def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.dtype = torch.float32):
+    """The model (in eval mode, in `dtype`) and processor of a released model's short name
+    (`self-attention-lines`, see `textrec.model_cards.released_model_names()`), a folder or a Hub repository.
+
+    Released weights are stored in fp16 to stay small; they are read in fp32 by default, which CPUs run
+    fastest."""
+    model_name_or_path = resolve_model_path(model_name_or_path)
+    model = AutoModelForImageTextToText.from_pretrained(model_name_or_path, dtype=dtype).to(device).eval()
     processor = AutoProcessor.from_pretrained(model_name_or_path)
     return model, processor
 

@@ -19,14 +19,22 @@ def render_model_card(
     eval_samples: int | None,
     training_summary: str,
     preset: str | None = None,
+    more_evaluations: dict[str, dict[str, float]] | None = None,
+    training_command: str | None = None,
     template: str = "text_recognition.md",
 ) -> ModelCard:
-    """A model card whose metadata holds `pipeline_tag`, tags and a `model-index` entry per metric.
+    """A model card whose metadata holds `pipeline_tag`, tags and a `model-index` entry per metric and dataset.
 
     Args:
-        eval_results: metric name (`cer`, `wer`, `sequence_accuracy`) to value.
+        eval_results: metric name (`cer`, `wer`, `sequence_accuracy`) to value, on `dataset_name`.
+        more_evaluations: other datasets (same split and size) -> their metric values.
+        training_command: the command that trained the model, for the card's "Training" section.
     """
-    metrics = {name: value for name, value in eval_results.items() if name in METRIC_NAMES}
+    evaluations = {dataset_name: eval_results, **(more_evaluations or {})}
+    evaluations = {
+        dataset: {name: value for name, value in results.items() if name in METRIC_NAMES}
+        for dataset, results in evaluations.items()
+    }
     card_data = ModelCardData(
         model_name=repo_id.split("/")[-1],
         library_name="transformers",
@@ -37,13 +45,14 @@ def render_model_card(
             EvalResult(
                 task_type="image-to-text",
                 task_name="Text recognition",
-                dataset_type=dataset_name,
-                dataset_name=dataset_name,
+                dataset_type=dataset,
+                dataset_name=dataset,
                 dataset_split=dataset_split,
                 metric_type=name,
                 metric_name=METRIC_NAMES[name],
                 metric_value=round(float(value), 4),
             )
+            for dataset, metrics in evaluations.items()
             for name, value in metrics.items()
         ]
         or None,
@@ -58,7 +67,13 @@ def render_model_card(
         architecture_description=architecture_description,
         dataset_name=dataset_name,
         dataset_split=dataset_split,
-        eval_results={METRIC_NAMES[name]: f"{value:.4f}" for name, value in metrics.items()},
+        eval_results={
+            dataset: {METRIC_NAMES[name]: f"{value:.4f}" for name, value in metrics.items()}
+            for dataset, metrics in evaluations.items()
+            if metrics
+        },
+        metric_names=[METRIC_NAMES[name] for name in METRIC_NAMES if name in evaluations[dataset_name]],
+        training_command=training_command,
         eval_samples=eval_samples,
         training_summary=training_summary,
         preset=preset,

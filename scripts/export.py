@@ -1,0 +1,78 @@
+"""textrec-export: write a Hub-ready folder from a released model or a training output folder.
+
+    textrec-export --model self-attention-lines --output_dir hub/self-attention-lines
+    textrec-export --model runs/self-attention --output_dir hub/my-model --push_to_hub --hub_model_id me/my-model
+
+The folder holds the safetensors weights, `config.json` (with `auto_map` and the `text-recognition` custom
+pipeline), the generation config, tokenizer and processor files, the code files they import, and the model
+card (`README.md`, with its evaluation results as `model-index` metadata) of the source. It loads with
+`AutoModelForImageTextToText.from_pretrained(folder, trust_remote_code=True)` where textrec is not installed.
+"""
+
+import argparse
+import shutil
+from pathlib import Path
+
+import torch
+
+from textrec.model_cards import resolve_model_path
+
+from .hub_export import export_for_hub
+from .inference import load_recognizer
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def export_model(model_name_or_path: str, output_dir: str | Path, dtype: str = "float32") -> Path:
+    """Writes the Hub folder of `model_name_or_path` (a released model's short name or a folder) into
+    `output_dir`, with weights in `dtype`; returns the folder."""
+    source = Path(resolve_model_path(model_name_or_path))
+    if not source.is_dir():
+        raise FileNotFoundError(f"No such model folder or released name: {model_name_or_path}")
+    output_dir = Path(output_dir)
+    if output_dir.resolve() == source.resolve():
+        raise ValueError("--output_dir must differ from the model's own folder.")
+    model, processor = load_recognizer(str(source), dtype=DTYPES[dtype])
+    export_for_hub(model, processor, output_dir)
+    card = source / "README.md"
+    if card.is_file():
+        shutil.copyfile(card, output_dir / "README.md")
+    return output_dir
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="textrec-export", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="A released model's name (e.g. self-attention-lines) or a "
+                        "training output folder.")
+    parser.add_argument("--output_dir", required=True, help="The folder to write.")
+    parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32",
+                        help="Weights' type in the folder (default float32, what CPUs run fastest).")
+    parser.add_argument("--push_to_hub", action="store_true", help="Upload the folder to the Hub (needs a network "
+                        "and a token, e.g. from `hf auth login`).")
+    parser.add_argument("--hub_model_id", help="Repository for --push_to_hub, as user/name.")
+    return parser
+
+
+def run(argv: list[str] | None = None) -> Path:
+    args = build_parser().parse_args(argv)
+    if args.push_to_hub and not args.hub_model_id:
+        raise SystemExit("textrec-export: --push_to_hub needs --hub_model_id user/name")
+    folder = export_model(args.model, args.output_dir, args.dtype)
+    print(f"Hub folder written to {folder}")
+    if args.push_to_hub:
+        from huggingface_hub import HfApi
+
+        api = HfApi()
+        api.create_repo(args.hub_model_id, exist_ok=True)
+        api.upload_folder(repo_id=args.hub_model_id, folder_path=str(folder))
+        print(f"Pushed to https://huggingface.co/{args.hub_model_id}")
+    return folder
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    run(argv)
+
+
+if __name__ == "__main__":
+    main()

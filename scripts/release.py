@@ -1,0 +1,200 @@
+"""The released checkpoints: the command that trains each one, and its packaging into the textrec package.
+
+    python -m textrec.scripts.release self-attention-lines                 # train (resuming), evaluate, package
+    python -m textrec.scripts.release self-attention-lines --package_only  # evaluate and package a finished run
+
+Training goes through `textrec-train` with the arguments in `RELEASES` (an interrupted run resumes from its
+last checkpoint in `--run_dir`). Packaging evaluates the trained model on each held-out test set of the
+release (clean lines of the `test` split, never seen in training), stores the weights in fp16 in
+`model_cards/released/<name>/` with the tokenizer, processor and generation settings, and renders its model
+card with those results as `model-index` metadata and the command that trained it. The package then
+installs it, and `textrec-recognize --model <name>` reads with it.
+"""
+
+import argparse
+import logging
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from textrec.processing.data import load_text_recognition_dataset
+
+from . import train as train_cli
+from .architectures import get_spec
+from .evaluate import evaluate_texts
+from .inference import load_recognizer, recognize
+from .model_card import render_model_card
+
+logger = logging.getLogger("textrec.release")
+
+RELEASED_MODELS_DIR = Path(__file__).resolve().parent.parent / "model_cards" / "released"
+"""Where packaged releases go in a source checkout (installed with the package as `textrec.model_cards`)."""
+CARD_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+              "processor_config.json", "tokenizer_config.json", "special_tokens_map.json", "README.md")
+"""What a packaged release keeps: everything `from_pretrained` reads, and its card. Code files are not kept:
+inside textrec the installed code is used, and `textrec-export` writes a copy of it."""
+
+HELD_OUT_LINES = "min_chars=15,max_chars=80,augment=false"
+"""Test lines as in README's benchmark: clean, 15 to 80 characters."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """One released checkpoint.
+
+    Args:
+        name: its short name (`textrec-recognize --model NAME`).
+        architecture: the `--model` it trains.
+        train_arguments: `textrec-train` arguments, all but `--output_dir`.
+        test_sets: test set name -> dataset (as `--dataset`), each read from its `test` split.
+        test_samples: lines of each test set.
+    """
+
+    name: str
+    architecture: str
+    train_arguments: tuple[str, ...]
+    test_sets: dict[str, str]
+    test_samples: int = 200
+
+    def training_command(self, run_dir: str) -> str:
+        return shlex.join(["textrec-train", *self.train_arguments, f"--output_dir={run_dir}"])
+
+
+LINE_TEST_SETS = {
+    "print": f"synthetic-lines:{HELD_OUT_LINES}",
+    "handwriting-style": f"synthetic-lines-handwriting:{HELD_OUT_LINES}",
+}
+
+RELEASES = {
+    release.name: release
+    for release in (
+        Release(
+            name="self-attention-lines",
+            architecture="self-attention",
+            train_arguments=(
+                "--model=self-attention",
+                "--preset=fast",
+                "--dataset=synthetic-lines:font_style=mixed,max_chars=80",
+                "--max_train_samples=120000",
+                "--eval_dataset=synthetic-lines:font_style=mixed,min_chars=15,max_chars=80,augment=false",
+                "--max_eval_samples=200",
+                "--max_target_length=96",
+                "--max_image_width=1024",
+                "--learning_rate=7e-4",
+                "--warmup_steps=300",
+                "--max_steps=4500",
+                "--per_device_train_batch_size=64",
+                "--batch_max_area=600000",
+                "--eval_steps=500",
+                "--save_steps=250",
+                "--logging_steps=50",
+                "--max_train_minutes=85",
+            ),
+            test_sets=LINE_TEST_SETS,
+        ),
+    )
+}
+
+
+def get_release(name: str) -> Release:
+    if name not in RELEASES:
+        raise ValueError(f"Unknown release {name!r}; releases: {', '.join(sorted(RELEASES))}.")
+    return RELEASES[name]
+
+
+def train_release(release: Release, run_dir: str) -> None:
+    """Trains (or resumes training) the release's model into `run_dir` with textrec-train."""
+    train_cli.run([*release.train_arguments, f"--output_dir={run_dir}"])
+
+
+def evaluate_release(model, processor, release: Release, batch_size: int = 32) -> dict[str, dict[str, float]]:
+    """CER, WER, sequence accuracy and lines/s of `model` on each of the release's test sets."""
+    results = {}
+    for test_set, dataset_name in release.test_sets.items():
+        dataset = load_text_recognition_dataset(dataset_name, split="test", num_samples=release.test_samples)
+        recognition = recognize(model, processor, list(dataset["image"]), batch_size=batch_size)
+        results[test_set] = {
+            **evaluate_texts(recognition.texts, list(dataset["text"])),
+            "lines_per_second": recognition.lines_per_second,
+        }
+        logger.info("%s on %s: %s", release.name, test_set, results[test_set])
+    return results
+
+
+def package_release(release: Release, run_dir: str, destination: Path = RELEASED_MODELS_DIR) -> Path:
+    """Evaluates the model trained in `run_dir` and writes the release folder `destination / release.name`:
+    fp16 weights, processor, generation settings and a model card with the results and the training command."""
+    model, processor = load_recognizer(run_dir)
+    results = evaluate_release(model, processor, release)
+    folder = destination / release.name
+    folder.mkdir(parents=True, exist_ok=True)
+    model.to(torch.float16).save_pretrained(folder)
+    processor.save_pretrained(folder)
+    spec = get_spec(release.architecture)
+    card = render_model_card(
+        model=model,
+        architecture=spec.name,
+        architecture_description=spec.description,
+        repo_id=release.name,
+        dataset_name=release.test_sets[next(iter(release.test_sets))],
+        dataset_split="test",
+        eval_results=results[next(iter(release.test_sets))],
+        eval_samples=release.test_samples,
+        training_summary=training_summary(run_dir),
+        more_evaluations={
+            release.test_sets[name]: scores for name, scores in list(results.items())[1:]
+        },
+        training_command=release.training_command(f"runs/{release.name}"),
+    )
+    card.save(folder / "README.md")
+    for path in folder.iterdir():
+        if path.name not in CARD_FILES:
+            path.unlink()
+    return folder
+
+
+def training_summary(run_dir: str) -> str:
+    """The training paragraph of the run's own model card (steps, batches, schedule), if it wrote one."""
+    card = Path(run_dir) / "README.md"
+    if card.is_file():
+        for line in card.read_text().splitlines():
+            if line.startswith("- Training: "):
+                return line.removeprefix("- Training: ")
+    return "see the training command below."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m textrec.scripts.release", description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="+", choices=sorted(RELEASES), help="Releases to make.")
+    parser.add_argument("--run_dir", help="Training output folder (default: runs/<name>); one name only.")
+    parser.add_argument("--package_only", action="store_true", help="Do not train: package a finished run.")
+    parser.add_argument("--destination", type=Path, default=RELEASED_MODELS_DIR,
+                        help="Folder of the release folders (default: model_cards/released of this checkout).")
+    return parser
+
+
+def run(argv: list[str] | None = None) -> list[Path]:
+    args = build_parser().parse_args(argv)
+    if args.run_dir and len(args.names) > 1:
+        raise SystemExit("--run_dir goes with one release name.")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    folders = []
+    for name in args.names:
+        release = get_release(name)
+        run_dir = args.run_dir or f"runs/{name}"
+        if not args.package_only:
+            train_release(release, run_dir)
+        folders.append(package_release(release, run_dir, args.destination))
+        print(f"{name}: packaged in {folders[-1]}")
+    return folders
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    run(argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""Released checkpoints: packaging (fp16, card with results and command), loading by short name, and
+`textrec-export` to a Hub folder that loads where textrec is not installed."""
+
+import dataclasses
+import json
+
+import pytest
+import torch
+from safetensors import safe_open
+
+from textrec.model_cards import released_model_names, released_model_path, resolve_model_path
+from textrec.scripts import release as release_module
+from textrec.scripts.architectures import get_spec
+from textrec.scripts.export import export_model
+from textrec.scripts.hub_export import export_for_hub
+from textrec.scripts.inference import load_recognizer, recognize
+from textrec.scripts.train import ModelArguments, build_model, build_processor
+
+from .remote_code import run_without_textrec
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    """A training output folder of a tiny self-attention model with a CTC head (untrained weights)."""
+    folder = tmp_path_factory.mktemp("run")
+    torch.manual_seed(0)
+    model_args = ModelArguments(model="self-attention", preset="tiny", config_overrides='{"ctc_loss_weight": 0.3}')
+    spec = get_spec("self-attention")
+    processor = build_processor(model_args, spec)
+    model = build_model(model_args, spec, processor).eval()
+    export_for_hub(model, processor, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def small_release():
+    test_set = "synthetic-lines:min_chars=3,max_chars=8,augment=false"
+    return dataclasses.replace(
+        release_module.get_release("self-attention-lines"),
+        test_sets={"print": test_set, "handwriting-style": f"synthetic-lines-handwriting:min_chars=3,max_chars=8"},
+        test_samples=3,
+    )
+
+
+@pytest.fixture(scope="module")
+def packaged(trained_run, small_release, tmp_path_factory):
+    destination = tmp_path_factory.mktemp("released")
+    return release_module.package_release(small_release, str(trained_run), destination)
+
+
+def test_package_stores_fp16_weights_and_no_code(packaged):
+    with safe_open(packaged / "model.safetensors", "pt") as weights:
+        dtypes = {weights.get_tensor(name).dtype for name in weights.keys()}
+    assert dtypes - {torch.int64} == {torch.float16}  # int64: batch norm's step counters
+    assert not list(packaged.glob("*.py"))
+    assert {"config.json", "tokenizer.json", "processor_config.json", "README.md"} <= {p.name for p in packaged.iterdir()}
+
+
+def test_package_card_holds_both_test_sets_and_the_training_command(packaged, small_release):
+    card = (packaged / "README.md").read_text()
+    for dataset in small_release.test_sets.values():
+        assert f"name: {dataset}" in card
+    assert "textrec-train --model=self-attention --preset=fast" in card
+    assert "--output_dir=runs/self-attention-lines" in card
+
+
+def test_packaged_model_loads_in_fp32_and_reads_as_the_trained_one(trained_run, packaged, sample_line_images):
+    trained, processor = load_recognizer(str(trained_run))
+    released, _ = load_recognizer(str(packaged))
+    assert next(released.parameters()).dtype == torch.float32
+    trained.to(torch.float16).to(torch.float32)  # the rounding the release went through
+    expected = recognize(trained, processor, sample_line_images, progress=False).texts
+    assert recognize(released, processor, sample_line_images, progress=False).texts == expected
+
+
+def test_unknown_release_name_lists_the_released_ones():
+    with pytest.raises(ValueError, match="No released model named 'no-such-model'"):
+        released_model_path("no-such-model")
+    assert resolve_model_path("no-such-model") == "no-such-model"
+
+
+@pytest.mark.parametrize("name", released_model_names())
+def test_installed_release_loads_by_short_name(name):
+    model, processor = load_recognizer(name)
+    assert resolve_model_path(name) == str(released_model_path(name))
+    assert json.loads((released_model_path(name) / "config.json").read_text())["model_type"] == model.config.model_type
+
+
+@pytest.mark.slow
+def test_export_loads_without_textrec_and_reads_as_textrec_does(packaged, sample_line_images, tmp_path):
+    folder = export_model(str(packaged), tmp_path / "hub")
+    assert (folder / "README.md").read_text() == (packaged / "README.md").read_text()
+    for index, image in enumerate(sample_line_images):
+        image.save(tmp_path / f"line{index}.png")
+    model, processor = load_recognizer(str(packaged))
+    expected = recognize(model, processor, sample_line_images, progress=False).texts
+    output = run_without_textrec(
+        f"""
+        import json
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+        model = AutoModelForImageTextToText.from_pretrained({str(folder)!r}, trust_remote_code=True)
+        processor = AutoProcessor.from_pretrained({str(folder)!r}, trust_remote_code=True)
+        ids = model.generate(**processor(images=[f"line{{i}}.png" for i in range(3)], return_tensors="pt"))
+        print(json.dumps(processor.batch_decode(ids, skip_special_tokens=True)))
+        """,
+        tmp_path,
+    )
+    assert json.loads(output.strip().splitlines()[-1]) == expected
+
+
+def test_export_refuses_a_missing_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="No such model folder or released name"):
+        export_model(str(tmp_path / "missing"), tmp_path / "out")
