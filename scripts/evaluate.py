@@ -11,7 +11,7 @@ from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.metrics import load_metric
 
 from .contact_sheet import draw_contact_sheet
-from .inference import load_recognizer, recognize
+from .inference import DECODINGS, load_recognizer, recognize
 
 METRICS = ("cer", "wer", "sequence_accuracy")
 
@@ -32,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num_samples", type=int, default=500, help="Rows to evaluate (default: 500).")
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--num_beams", type=int, default=1, help="1 for greedy decoding.")
+    parser.add_argument("--decoding", choices=DECODINGS, default="attention",
+                        help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
+                        "faster; models trained with a CTC head only).")
     parser.add_argument("--normalization", choices=["none", "scene-text"], default="none",
                         help="scene-text: compare lower-case alphanumerics only.")
     parser.add_argument("--exprate", action="store_true",
@@ -49,14 +52,16 @@ def run(argv: list[str] | None = None) -> dict:
     dataset = load_text_recognition_dataset(args.dataset, split=args.split, num_samples=args.num_samples)
     references = list(dataset["text"])
     images = list(dataset["image"])
-    result = recognize(model, processor, images, batch_size=args.batch_size, num_beams=args.num_beams)
+    result = recognize(
+        model, processor, images, batch_size=args.batch_size, num_beams=args.num_beams, decoding=args.decoding
+    )
     scores = evaluate_texts(result.texts, references, args.normalization)
     if args.exprate:
         scores.update(load_metric("exprate").compute(predictions=result.texts, references=references))
     scores["lines_per_second"] = result.lines_per_second
     scores["num_samples"] = len(references)
 
-    print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, beams={args.num_beams})")
+    print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, {args.decoding} decoding, beams={args.num_beams})")
     print(f"  CER {scores['cer']:.2%}  WER {scores['wer']:.2%}  sequence accuracy {scores['sequence_accuracy']:.2%}"
           f"  {scores['lines_per_second']:.1f} lines/s")
     if args.exprate:

@@ -36,6 +36,10 @@ def forward_input_names(model) -> set[str]:
     return {parameter.name for parameter in parameters if parameter.kind not in variadic} | {model.main_input_name}
 
 
+DECODINGS = ("attention", "ctc")
+"""`recognize()`'s decoders: the attention decoder through `generate()`, or the CTC head's best path."""
+
+
 @dataclass
 class RecognitionResult:
     texts: list[str]
@@ -55,8 +59,11 @@ def recognize(
     num_beams: int = 1,
     max_new_tokens: int | None = None,
     progress: bool = True,
+    decoding: str = "attention",
 ) -> RecognitionResult:
-    """Reads `images` (paths, PIL images or arrays) in batches with `generate()`.
+    """Reads `images` (paths, PIL images or arrays) in batches with `generate()`, or with the CTC head alone
+    (`decoding="ctc"`: `model.ctc_decode`, one encoder pass and no decoder, for models trained with a CTC
+    loss).
 
     The time covers preprocessing, generation and decoding: what a user waits for. Of the processor's
     outputs, only those that the model's `forward` takes are passed on (`forward_input_names`): no
@@ -66,11 +73,18 @@ def recognize(
     generate_kwargs = dict(num_beams=num_beams, do_sample=False)
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens
+    if decoding not in DECODINGS:
+        raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
+    if decoding == "ctc" and getattr(model, "ctc_head", None) is None:
+        raise ValueError("decoding='ctc' needs a model trained with a CTC head (ctc_loss_weight > 0).")
     texts: list[str] = []
     start = time.perf_counter()
     for begin in tqdm(range(0, len(images), batch_size), desc="recognizing", unit="batch", disable=not progress):
         inputs = processor(images=images[begin : begin + batch_size], return_tensors="pt").to(model.device)
         inputs = {name: value for name, value in inputs.items() if name in accepted}
-        sequences = model.generate(**inputs, **generate_kwargs)
+        if decoding == "ctc":
+            sequences = model.ctc_decode(**inputs)
+        else:
+            sequences = model.generate(**inputs, **generate_kwargs)
         texts.extend(processor.batch_decode(sequences, skip_special_tokens=True))
     return RecognitionResult(texts=texts, seconds=time.perf_counter() - start)

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .inference import load_recognizer, recognize
+from .inference import DECODINGS, load_recognizer, recognize
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
 
@@ -32,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", required=True, help="Trained model folder or Hub id.")
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--num_beams", type=int, default=1)
+    parser.add_argument("--decoding", choices=DECODINGS, default="attention",
+                        help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
+                        "faster; models trained with a CTC head only).")
     parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text' instead of the text alone.")
     return parser
 
@@ -43,7 +46,13 @@ def run(argv: list[str] | None = None) -> list[str]:
         raise SystemExit("textrec-recognize: no images found")
     model, processor = load_recognizer(args.model)
     result = recognize(
-        model, processor, [str(p) for p in paths], batch_size=args.batch_size, num_beams=args.num_beams, progress=False
+        model,
+        processor,
+        [str(p) for p in paths],
+        batch_size=args.batch_size,
+        num_beams=args.num_beams,
+        decoding=args.decoding,
+        progress=False,
     )
     for path, text in zip(paths, result.texts):
         print(f"{path}\t{text}" if args.show_paths else text)

@@ -111,3 +111,20 @@ def test_export_loads_without_textrec_and_reads_as_textrec_does(packaged, sample
 def test_export_refuses_a_missing_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="No such model folder or released name"):
         export_model(str(tmp_path / "missing"), tmp_path / "out")
+
+
+def test_ctc_decoding_reads_through_recognize_as_ctc_decode(trained_run, sample_line_images):
+    model, processor = load_recognizer(str(trained_run))
+    inputs = processor(images=sample_line_images, return_tensors="pt")
+    expected = processor.batch_decode(model.ctc_decode(**inputs), skip_special_tokens=True)
+    result = recognize(model, processor, sample_line_images, decoding="ctc", progress=False)
+    assert result.texts == expected
+
+
+def test_ctc_decoding_of_a_model_without_ctc_head_is_a_clear_error(sample_line_images, tmp_path):
+    model_args = ModelArguments(model="self-attention", preset="tiny")
+    spec = get_spec("self-attention")
+    processor = build_processor(model_args, spec)
+    model = build_model(model_args, spec, processor).eval()
+    with pytest.raises(ValueError, match="needs a model trained with a CTC head"):
+        recognize(model, processor, sample_line_images, decoding="ctc", progress=False)
