@@ -36,8 +36,8 @@ Phases (each logs one line when it starts, and shows a progress bar where it loo
    applies on its own and is a separate comparison.
 4. Recognition of both test sets: each model with batched greedy decoding (`recognize`, default
    torch threads), resnet-transformer also with the beam search of its generation config (4 beams
-   ranked by the GNMT length penalty): two rows. Tesseract per image through its command line
-   (``--psm 7``, ``OMP_THREAD_LIMIT=1``). Speed is wall-clock over the print set, reading from the
+   ranked by the GNMT length penalty): two rows. Tesseract in one process over a list file of the images
+   (``--psm 7``, ``OMP_THREAD_LIMIT=1``, `textrec.scripts.tesseract`). Speed is wall-clock over the print set, reading from the
    PNG files.
 5. One markdown table, printed and written to ``table.md`` with the command (or commands, after a
    merge) that made its rows; every number in ``results.json``; references and predictions in
@@ -62,7 +62,6 @@ import math
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -71,7 +70,6 @@ import datasets
 import numpy as np
 import torch
 from PIL import Image
-from tqdm.auto import tqdm
 from transformers import (
     TrOCRConfig,
     ViTConfig,
@@ -90,6 +88,7 @@ from . import train as train_cli
 from .architectures import LINE_IMAGES, SPECS, get_spec
 from .evaluate import evaluate_texts
 from .inference import RecognitionResult, load_recognizer, recognize
+from .tesseract import check_tesseract, tesseract_recognize
 from .training import TextRecognitionTrainer
 
 logger = logging.getLogger("textrec.benchmark")
@@ -430,34 +429,6 @@ def training_summary(model_dir: Path, max_steps: int) -> dict:
 # Recognition
 
 
-def check_tesseract(lang: str) -> str:
-    """The `tesseract --version` line; raises SystemExit when tesseract or its language is missing."""
-    if shutil.which("tesseract") is None:
-        raise SystemExit(
-            "tesseract is not installed (Debian: apt-get install tesseract-ocr); "
-            "leave tesseract out of --systems to go without its row."
-        )
-    languages = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, check=True).stdout
-    if lang not in languages.split():
-        raise SystemExit(f"tesseract has no language {lang!r} (installed: {languages.split()[-2:]}...)")
-    return subprocess.run(["tesseract", "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
-
-
-def tesseract_recognize(paths: list[Path], lang: str) -> RecognitionResult:
-    """Reads each image with ``tesseract IMAGE stdout --psm 7 -l LANG`` (one process per image, one
-    thread each); the time is the wall clock over all images."""
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    texts = []
-    start = time.perf_counter()
-    for path in tqdm(paths, desc="tesseract", unit="line"):
-        command = ["tesseract", str(path), "stdout", "--psm", "7", "-l", lang]
-        completed = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-        if completed.returncode:
-            raise RuntimeError(f"{shlex.join(command)} failed: {completed.stderr.strip()}")
-        texts.append(completed.stdout.rstrip("\n\f"))
-    return RecognitionResult(texts=texts, seconds=time.perf_counter() - start)
-
-
 def score(read, paths: dict[str, list[Path]], references: dict[str, list[str]], predictions: dict) -> dict:
     """CER/WER/accuracy and lines/s of one system on every test set; `read(paths)` -> RecognitionResult."""
     scores = {}
@@ -574,7 +545,7 @@ def render_table(results: dict) -> str:
     )
     tesseract = (
         f"; {settings.get('tesseract_version') or 'Tesseract'}: --psm 7 -l {settings['tesseract_lang']}, "
-        "OMP_THREAD_LIMIT=1, one process per line" if TESSERACT in results["systems"] else ""
+        "OMP_THREAD_LIMIT=1, one process over a list file" if TESSERACT in results["systems"] else ""
     )
     header = (
         f"Held-out synthetic lines ({settings['test_samples']} print, {settings['test_samples']} handwriting-style; "

@@ -6,12 +6,17 @@
 import argparse
 import json
 import logging
+import tempfile
+from pathlib import Path
+
+import torch
 
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.metrics import load_metric
 
 from .contact_sheet import draw_contact_sheet
 from .inference import DECODINGS, load_recognizer, recognize
+from .tesseract import check_tesseract, tesseract_recognize
 
 METRICS = ("cer", "wer", "sequence_accuracy")
 
@@ -21,6 +26,27 @@ def evaluate_texts(predictions: list[str], references: list[str], normalization:
     return {
         name: load_metric(name).compute(predictions=predictions, references=references, normalization=normalization)[name]
         for name in METRICS
+    }
+
+
+def score_line(system: str, scores: dict) -> str:
+    return (f"  {system}: CER {scores['cer']:.2%}  WER {scores['wer']:.2%}  sequence accuracy "
+            f"{scores['sequence_accuracy']:.2%}  {scores['lines_per_second']:.1f} lines/s")
+
+
+def read_with_tesseract(images: list, references: list[str], normalization: str = "none") -> dict:
+    """Tesseract's scores and speed on the same images (written to PNG files first, as it reads files)."""
+    version = check_tesseract()
+    with tempfile.TemporaryDirectory() as scratch:
+        paths = []
+        for index, image in enumerate(images):
+            paths.append(Path(scratch) / f"{index:05d}.png")
+            image.save(paths[-1])
+        result = tesseract_recognize(paths)
+    return {
+        **evaluate_texts(result.texts, references, normalization),
+        "lines_per_second": result.lines_per_second,
+        "version": version,
     }
 
 
@@ -39,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="scene-text: compare lower-case alphanumerics only.")
     parser.add_argument("--exprate", action="store_true",
                         help="Also ExpRate and the rates within 1, 2 and 3 token errors (formulas in LaTeX tokens).")
+    parser.add_argument("--compare_tesseract", action="store_true",
+                        help="Also read the same images with Tesseract 5 (--psm 7, one thread, one process over a "
+                        "list file) and print its scores beside the model's.")
     parser.add_argument("--output_json", help="Also write the results to this file.")
     parser.add_argument("--show_errors", type=int, default=5, help="Print this many misread lines (default 5).")
     parser.add_argument("--contact_sheet", help="Write a PNG of the first 24 lines with expected and recognized text.")
@@ -61,9 +90,12 @@ def run(argv: list[str] | None = None) -> dict:
     scores["lines_per_second"] = result.lines_per_second
     scores["num_samples"] = len(references)
 
-    print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, {args.decoding} decoding, beams={args.num_beams})")
-    print(f"  CER {scores['cer']:.2%}  WER {scores['wer']:.2%}  sequence accuracy {scores['sequence_accuracy']:.2%}"
-          f"  {scores['lines_per_second']:.1f} lines/s")
+    print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, {args.decoding} decoding, "
+          f"beams={args.num_beams}, {torch.get_num_threads()} threads)")
+    print(score_line(args.model, scores))
+    if args.compare_tesseract:
+        scores["tesseract"] = read_with_tesseract(images, references, args.normalization)
+        print(score_line(f"{scores['tesseract'].pop('version')} (--psm 7, 1 thread)", scores["tesseract"]))
     if args.exprate:
         print("  ExpRate {exprate:.2%}  within 1 {exprate_within_1:.2%}  within 2 {exprate_within_2:.2%}"
               "  within 3 {exprate_within_3:.2%}".format(**scores))

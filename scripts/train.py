@@ -20,10 +20,12 @@ import sys
 from dataclasses import dataclass, field
 
 import datasets
+import torch
 import transformers
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments, set_seed
 from transformers.trainer_utils import get_last_checkpoint
 
+from textrec.model_cards import resolve_model_path
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.data.collator import TextRecognitionCollator, drop_overlong_labels
@@ -56,7 +58,9 @@ class ModelArguments:
                   "an hour; self-attention only).", "choices": ["tiny", "base", "paper", "fast"]},
     )
     model_name_or_path: str | None = field(
-        default=None, metadata={"help": "Fine-tune a trained model (folder or Hub id) instead of a new one."}
+        default=None,
+        metadata={"help": "Fine-tune a trained model (a released model's name such as self-attention-lines, a folder "
+                  "or a Hub id) instead of a new one."},
     )
     charset: str | None = field(
         default=None,
@@ -159,7 +163,7 @@ def parse_arguments(argv: list[str] | None = None):
 
 def build_processor(model_args: ModelArguments, spec) -> TextRecognitionProcessor:
     if model_args.model_name_or_path:
-        processor = TextRecognitionProcessor.from_pretrained(model_args.model_name_or_path)
+        processor = TextRecognitionProcessor.from_pretrained(resolve_model_path(model_args.model_name_or_path))
         if model_args.charset:
             processor.tokenizer = spec.build_tokenizer(model_args.charset)
         return processor
@@ -181,7 +185,8 @@ def build_model(model_args: ModelArguments, spec, processor: TextRecognitionProc
     if model_args.model_name_or_path:
         if model_args.backbone_weights:
             raise ValueError("--backbone_weights initialises new models; it does not go with --model_name_or_path.")
-        model = spec.model_class.from_pretrained(model_args.model_name_or_path)
+        # fp32 whatever the stored weights (released ones are fp16): training runs in fp32.
+        model = spec.model_class.from_pretrained(resolve_model_path(model_args.model_name_or_path), dtype=torch.float32)
         if model_args.charset:
             logger.info("New character set: the token embedding and classifier start afresh (%d tokens)", len(tokenizer))
             model.reset_vocabulary(len(tokenizer))
