@@ -15,7 +15,6 @@ config and a model card with the evaluation results. It runs unchanged under
 
 import json
 import logging
-import os
 import sys
 from dataclasses import dataclass, field
 
@@ -23,7 +22,6 @@ import datasets
 import torch
 import transformers
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments, set_seed
-from transformers.trainer_utils import get_last_checkpoint
 
 from textrec.model_cards import resolve_model_path
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
@@ -35,7 +33,14 @@ from . import pretrain_charbert
 from .architectures import SPECS, get_spec
 from .hub_export import export_for_hub
 from .inference import forward_input_names
-from .training import CpuTrainingDefaults, ReplicaConsistencyCallback, TextRecognitionTrainer, TimeBudgetCallback
+from .training import (
+    CpuTrainingDefaults,
+    ReplicaConsistencyCallback,
+    TextRecognitionTrainer,
+    TimeBudgetCallback,
+    check_writable_folder,
+    last_complete_checkpoint,
+)
 
 logger = logging.getLogger("textrec.train")
 
@@ -135,6 +140,14 @@ class TextrecTrainingArguments(CpuTrainingDefaults, Seq2SeqTrainingArguments):
     )
 
     def __post_init__(self):
+        if self.max_steps == 0 or self.max_steps < -1:
+            raise ValueError(f"--max_steps must be >= 1 (or -1 to train --num_train_epochs); got {self.max_steps}")
+        for name in ("per_device_train_batch_size", "per_device_eval_batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name} must be >= 1; got {getattr(self, name)}")
+        for name in ("max_train_minutes", "max_train_cpu_minutes"):
+            if getattr(self, name) is not None and getattr(self, name) <= 0:
+                raise ValueError(f"--{name} must be a positive number of minutes; got {getattr(self, name)}")
         super().__post_init__()
         if self.batch_max_area is not None and self.batch_max_area < 0:
             raise ValueError(f"--batch_max_area must be a number of pixels, or 0 for fixed-size batches; got {self.batch_max_area}")
@@ -273,6 +286,8 @@ def run(argv: list[str] | None = None) -> dict:
     transformers.utils.logging.set_verbosity(training_args.get_process_log_level())
     datasets.utils.logging.set_verbosity(training_args.get_process_log_level())
 
+    if training_args.should_save:
+        check_writable_folder(training_args.output_dir)
     set_seed(training_args.seed)
     spec = get_spec(model_args.model)
     processor = build_processor(model_args, spec)
@@ -310,9 +325,9 @@ def run(argv: list[str] | None = None) -> dict:
 
     checkpoint = training_args.resume_from_checkpoint
     if checkpoint is None:
-        checkpoint = get_last_checkpoint(training_args.output_dir) if os.path.isdir(training_args.output_dir) else None
+        checkpoint = last_complete_checkpoint(training_args.output_dir)
         if checkpoint is not None:
-            logger.info("Resuming from the last checkpoint in the output folder: %s", checkpoint)
+            logger.info("Resuming from the last complete checkpoint in the output folder: %s", checkpoint)
     train_result = trainer.train(resume_from_checkpoint=checkpoint)
     metrics = trainer.evaluate(metric_key_prefix="eval")
     trainer.log_metrics("train", train_result.metrics)

@@ -2,7 +2,11 @@
 
 import copy
 import hashlib
+import json
 import logging
+import os
+import re
+import tempfile
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -10,6 +14,7 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from safetensors import safe_open
 from torch.utils.data import DataLoader
 from transformers import Seq2SeqTrainer, TrainerCallback
 from transformers.trainer_utils import IntervalStrategy, SchedulerType, seed_worker
@@ -43,6 +48,62 @@ class CpuTrainingDefaults:
     max_train_minutes: float | None = field(
         default=None, metadata={"help": "Stop after this much wall-clock training time (a CPU budget)."}
     )
+
+
+CHECKPOINT_FOLDER = re.compile(r"^checkpoint-(\d+)$")
+CHECKPOINT_FILES = ("model.safetensors", "optimizer.pt", "scheduler.pt", "trainer_state.json")
+"""What resuming reads from a checkpoint; the Trainer writes `trainer_state.json` last."""
+
+
+def checkpoint_problem(folder: str | os.PathLike) -> str | None:
+    """Why the checkpoint in `folder` cannot be resumed from (a file missing, empty or cut short, as when a run
+    is killed while saving), or None when it is complete."""
+    folder = Path(folder)
+    for name in CHECKPOINT_FILES:
+        if not (folder / name).is_file() or (folder / name).stat().st_size == 0:
+            return f"{name} is missing or empty"
+    try:
+        json.loads((folder / "trainer_state.json").read_text())
+    except (ValueError, UnicodeDecodeError) as error:
+        return f"trainer_state.json is not valid JSON ({error})"
+    try:
+        with safe_open(str(folder / "model.safetensors"), "pt") as weights:
+            for name in weights.keys():
+                weights.get_slice(name)
+    except Exception as error:  # safetensors raises its own error types for a truncated or corrupt file
+        return f"model.safetensors cannot be read ({error})"
+    return None
+
+
+def last_complete_checkpoint(output_dir: str | os.PathLike) -> str | None:
+    """The newest `checkpoint-N` folder of `output_dir` that is complete (`checkpoint_problem`); newer
+    incomplete ones are skipped with a warning naming what is wrong. None when there is none."""
+    output_dir = Path(output_dir)
+    if not output_dir.is_dir():
+        return None
+    steps = {
+        int(match.group(1)): path
+        for path in output_dir.iterdir()
+        if path.is_dir() and (match := CHECKPOINT_FOLDER.match(path.name))
+    }
+    for step in sorted(steps, reverse=True):
+        problem = checkpoint_problem(steps[step])
+        if problem is None:
+            return str(steps[step])
+        logger.warning("Skipping the incomplete checkpoint %s: %s (a run stopped while saving it?)", steps[step], problem)
+    return None
+
+
+def check_writable_folder(folder: str | os.PathLike) -> None:
+    """Creates `folder` if needed and checks that files can be written in it, so that a training run learns
+    before its first step, not at its first save, that it could not keep its work."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
+            pass
+    except OSError as error:
+        raise PermissionError(f"Cannot write to the output folder {folder}: {error.strerror or error}") from error
 
 
 class TextRecognitionTrainer(Seq2SeqTrainer):

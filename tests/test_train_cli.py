@@ -195,3 +195,56 @@ def test_time_budget_stops_training_early_with_a_saved_model(tmp_path, budget):
     state = json.loads((tmp_path / "budget" / "trainer_state.json").read_text())
     assert 1 <= state["global_step"] < 50
     assert (tmp_path / "budget" / "model.safetensors").exists()
+
+
+def break_checkpoint(folder, how: str) -> None:
+    if how == "no trainer state":
+        (folder / "trainer_state.json").unlink()
+    elif how == "truncated weights":
+        weights = (folder / "model.safetensors").read_bytes()
+        (folder / "model.safetensors").write_bytes(weights[: len(weights) // 2])
+    elif how == "truncated trainer state":
+        state = (folder / "trainer_state.json").read_text()
+        (folder / "trainer_state.json").write_text(state[: len(state) // 2])
+
+
+@pytest.mark.parametrize("how", ["no trainer state", "truncated weights", "truncated trainer state"])
+def test_resume_skips_a_half_written_checkpoint(tmp_path, monkeypatch, caplog, how):
+    """A run killed while writing checkpoint-4 resumes, without help, from checkpoint-2."""
+    folder = tmp_path / "run"
+    original_step = TextRecognitionTrainer.training_step
+
+    def crash_at_step_five(self, *args, **kwargs):
+        if self.state.global_step == 5:
+            raise KeyboardInterrupt("simulated kill")
+        return original_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(TextRecognitionTrainer, "training_step", crash_at_step_five)
+    with pytest.raises(KeyboardInterrupt):
+        train_cli.run(tiny_run_arguments(folder, max_steps=6, save_total_limit=3))
+    break_checkpoint(folder / "checkpoint-4", how)
+    monkeypatch.setattr(TextRecognitionTrainer, "training_step", original_step)
+    with caplog.at_level("INFO", logger="textrec.train"):
+        train_cli.run(tiny_run_arguments(folder, max_steps=6, save_total_limit=3))
+    assert "Skipping the incomplete checkpoint" in caplog.text and "checkpoint-4" in caplog.text
+    assert f"Resuming from the last complete checkpoint in the output folder: {folder / 'checkpoint-2'}" in caplog.text
+    assert (folder / "model.safetensors").is_file()
+
+
+def test_unwritable_output_folder_fails_before_training(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(PermissionError, match="Cannot write to the output folder"):
+        train_cli.run(tiny_run_arguments(blocker / "run"))
+
+
+@pytest.mark.parametrize(
+    "argument, message",
+    [("--max_steps=-5", "--max_steps must be >= 1"), ("--max_steps=0", "--max_steps must be >= 1"),
+     ("--per_device_train_batch_size=0", "--per_device_train_batch_size must be >= 1"),
+     ("--max_train_minutes=-1", "--max_train_minutes must be a positive number")],
+)
+def test_invalid_training_arguments_are_refused_before_anything_runs(tmp_path, argument, message):
+    with pytest.raises(ValueError, match=message):
+        train_cli.run([*tiny_run_arguments(tmp_path / "run"), argument])
+    assert not (tmp_path / "run").exists()
