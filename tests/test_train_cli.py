@@ -139,23 +139,28 @@ def test_evaluate_reports_metrics_and_speed(trained_folder, tmp_path):
     assert scores["lines_per_second"] > 0
 
 
+def train_until_killed(monkeypatch, arguments: list[str], step: int) -> None:
+    """Runs textrec-train and interrupts it as a kill would when it reaches `step`."""
+    original_step = TextRecognitionTrainer.training_step
+
+    def crash(self, *args, **kwargs):
+        if self.state.global_step == step:
+            raise KeyboardInterrupt("simulated interruption")
+        return original_step(self, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(TextRecognitionTrainer, "training_step", crash)
+        with pytest.raises(KeyboardInterrupt):
+            train_cli.run(arguments)
+
+
 def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch):
     uninterrupted = tmp_path / "uninterrupted"
     train_cli.run(tiny_run_arguments(uninterrupted, max_steps=4))
 
     interrupted = tmp_path / "interrupted"
-    original_step = TextRecognitionTrainer.training_step
-
-    def crash_at_step_three(self, *args, **kwargs):
-        if self.state.global_step == 3:
-            raise KeyboardInterrupt("simulated interruption")
-        return original_step(self, *args, **kwargs)
-
-    monkeypatch.setattr(TextRecognitionTrainer, "training_step", crash_at_step_three)
-    with pytest.raises(KeyboardInterrupt):
-        train_cli.run(tiny_run_arguments(interrupted, max_steps=4))
+    train_until_killed(monkeypatch, tiny_run_arguments(interrupted, max_steps=4), step=3)
     assert (interrupted / "checkpoint-2").is_dir() and not (interrupted / "model.safetensors").exists()
-    monkeypatch.setattr(TextRecognitionTrainer, "training_step", original_step)
     train_cli.run(tiny_run_arguments(interrupted, max_steps=4))
 
     expected = load_file(uninterrupted / "model.safetensors")
@@ -212,18 +217,8 @@ def break_checkpoint(folder, how: str) -> None:
 def test_resume_skips_a_half_written_checkpoint(tmp_path, monkeypatch, caplog, how):
     """A run killed while writing checkpoint-4 resumes, without help, from checkpoint-2."""
     folder = tmp_path / "run"
-    original_step = TextRecognitionTrainer.training_step
-
-    def crash_at_step_five(self, *args, **kwargs):
-        if self.state.global_step == 5:
-            raise KeyboardInterrupt("simulated kill")
-        return original_step(self, *args, **kwargs)
-
-    monkeypatch.setattr(TextRecognitionTrainer, "training_step", crash_at_step_five)
-    with pytest.raises(KeyboardInterrupt):
-        train_cli.run(tiny_run_arguments(folder, max_steps=6, save_total_limit=3))
+    train_until_killed(monkeypatch, tiny_run_arguments(folder, max_steps=6, save_total_limit=3), step=5)
     break_checkpoint(folder / "checkpoint-4", how)
-    monkeypatch.setattr(TextRecognitionTrainer, "training_step", original_step)
     with caplog.at_level("INFO", logger="textrec.train"):
         train_cli.run(tiny_run_arguments(folder, max_steps=6, save_total_limit=3))
     assert "Skipping the incomplete checkpoint" in caplog.text and "checkpoint-4" in caplog.text
