@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .inference import DECODINGS, load_recognizer, recognize
+from .inference import DECODINGS, iter_recognize, load_recognizer
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
 
@@ -26,12 +26,20 @@ def collect_images(inputs: list[str]) -> list[Path]:
     return paths
 
 
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textrec-recognize", description=__doc__.split("\n\n")[0])
     parser.add_argument("images", nargs="+", help="Image files or folders of images.")
-    parser.add_argument("--model", required=True, help="Trained model folder or Hub id.")
-    parser.add_argument("--batch_size", type=int, default=16)
-    parser.add_argument("--num_beams", type=int, default=1)
+    parser.add_argument("--model", required=True,
+                        help="A released model's name (e.g. self-attention-lines), a trained model folder or a Hub id.")
+    parser.add_argument("--batch_size", type=positive_int, default=16)
+    parser.add_argument("--num_beams", type=positive_int, default=1)
     parser.add_argument("--decoding", choices=DECODINGS, default="attention",
                         help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
                         "faster; models trained with a CTC head only).")
@@ -39,13 +47,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(argv: list[str] | None = None) -> list[str]:
+def run(argv: list[str] | None = None) -> list[str | None]:
+    """Prints each image's text (or `path<TAB>text`) as soon as its batch is read, in order. An image that
+    cannot be read gets a line on stderr naming it and why, the others are read all the same, and a summary
+    ends the run; `main` then exits with status 1."""
     args = build_parser().parse_args(argv)
     paths = collect_images(args.images)
     if not paths:
         raise SystemExit("textrec-recognize: no images found")
     model, processor = load_recognizer(args.model)
-    result = recognize(
+    texts, failures = [], 0
+    for index, text, error in iter_recognize(
         model,
         processor,
         [str(p) for p in paths],
@@ -53,16 +65,24 @@ def run(argv: list[str] | None = None) -> list[str]:
         num_beams=args.num_beams,
         decoding=args.decoding,
         progress=False,
-    )
-    for path, text in zip(paths, result.texts):
-        print(f"{path}\t{text}" if args.show_paths else text)
-    sys.stdout.flush()
-    return result.texts
+        on_error="skip",
+    ):
+        texts.append(text)
+        if error is not None:
+            failures += 1
+            print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)
+        else:
+            print(f"{paths[index]}\t{text}" if args.show_paths else text, flush=True)
+    if failures:
+        print(f"textrec-recognize: {failures} of {len(paths)} images could not be read", file=sys.stderr)
+    return texts
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    run(argv)
+    texts = run(argv)
+    if any(text is None for text in texts):
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

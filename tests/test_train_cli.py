@@ -243,3 +243,45 @@ def test_invalid_training_arguments_are_refused_before_anything_runs(tmp_path, a
     with pytest.raises(ValueError, match=message):
         train_cli.run([*tiny_run_arguments(tmp_path / "run"), argument])
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 16])
+def test_recognize_reads_the_good_images_beside_a_broken_one(trained_folder, tmp_path, sample_line_images, capsys, batch_size):
+    for index, image in enumerate(sample_line_images):
+        image.save(tmp_path / f"line{index}.png")
+    (tmp_path / "line1b.png").write_bytes(b"")  # sorts between line1 and line2
+    # The same batch size groups the good images alike with and without the broken one (an untrained model's
+    # output still depends on the padding a batch brings).
+    good = [str(tmp_path / f"line{i}.png") for i in range(3)]
+    expected = recognize_cli.run(["--model", str(trained_folder), *good, "--batch_size", str(batch_size)])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        recognize_cli.main(["--model", str(trained_folder), str(tmp_path), "--batch_size", str(batch_size)])
+    assert exit_info.value.code == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == expected
+    assert f"image 3 of 4 ({tmp_path / 'line1b.png'})" in captured.err and "empty (0 bytes)" in captured.err
+    assert "1 of 4 images could not be read" in captured.err
+
+
+def test_recognize_api_names_the_position_of_a_broken_image_in_the_whole_list(trained_folder, tmp_path, sample_line_images):
+    from textrec.scripts.inference import load_recognizer, recognize
+
+    model, processor = load_recognizer(str(trained_folder))
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"not a png")
+    images = [*sample_line_images, str(broken)]
+    with pytest.raises(ValueError, match=r"image 4 of 4 \(.*broken.png\): cannot read image file"):
+        recognize(model, processor, images, batch_size=2, progress=False)
+    result = recognize(model, processor, images, batch_size=2, progress=False, on_error="skip")
+    assert result.texts[3] is None and list(result.errors) == [3]
+    assert all(isinstance(text, str) for text in result.texts[:3])
+
+
+@pytest.mark.parametrize("option", ["--batch_size", "--num_beams"])
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_recognize_refuses_counts_below_one(trained_folder, tmp_path, capsys, option, value):
+    with pytest.raises(SystemExit) as exit_info:
+        recognize_cli.run(["--model", str(trained_folder), str(tmp_path), option, value])
+    assert exit_info.value.code == 2
+    assert f"{option}: must be >= 1" in capsys.readouterr().err
