@@ -32,6 +32,10 @@ from transformers.processing_utils import ImagesKwargs
 
 RESAMPLE = Image.Resampling.BICUBIC
 RESIZE_MODES = ("keep_aspect", "fixed", "limits")
+PADDED_RESIZE_MODES = ("keep_aspect", "limits")
+"""The modes whose batches are padded, and so come with a `pixel_mask`; in `"fixed"` mode every image has
+the same size and nothing is padded. This is the one place that says whether a model receives a pixel mask:
+the processor, collator, pipeline and `recognize()` pass on what the processor returns."""
 _SIXTEEN_BIT_MODES = ("I", "I;16", "I;16B", "I;16L", "I;16N")
 
 
@@ -221,6 +225,12 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         self.image_std = self._per_channel("image_std", image_std)
         self.padding_value = padding_value
         self.invert = invert
+        self.model_input_names = ["pixel_values", "pixel_mask"] if self.pads else ["pixel_values"]
+
+    @property
+    def pads(self) -> bool:
+        """Whether batches are padded, and so come with a `pixel_mask` (`PADDED_RESIZE_MODES`)."""
+        return self.resize_mode in PADDED_RESIZE_MODES
 
     def to_dict(self) -> dict:
         # BaseImageProcessor.to_dict drops None values; keep padding_value visible in the saved config.
@@ -246,7 +256,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         Returns:
             `BatchFeature` with
             - `pixel_values` float32 (batch, num_channels, batch_height, batch_width);
-            - `pixel_mask` int64 (batch, batch_height, batch_width), 1 on image pixels, 0 on padding.
+            - `pixel_mask` int64 (batch, batch_height, batch_width), 1 on image pixels, 0 on padding, in the
+              modes that pad (`"keep_aspect"`, `"limits"`); none in `"fixed"` mode, where nothing is padded.
             `batch_width` is `width` in `"fixed"` mode; otherwise it is the widest resized image rounded up
             to a multiple of `width_multiple`. `batch_height` is the tallest resized image in `"limits"`
             mode, `height` otherwise.
@@ -271,14 +282,16 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
 
         batch_height = max(array.shape[1] for array in arrays)
         batch_width = max(array.shape[2] for array in arrays)
-        batch_width = -(-batch_width // self.width_multiple) * self.width_multiple
+        if self.pads:
+            batch_width = -(-batch_width // self.width_multiple) * self.width_multiple
         pixel_values = np.empty((len(arrays), self.num_channels, batch_height, batch_width), dtype=np.float32)
         pixel_values[...] = self._padding_values()[:, None, None]
         pixel_mask = np.zeros((len(arrays), batch_height, batch_width), dtype=np.int64)
         for index, array in enumerate(arrays):
             pixel_values[index, :, : array.shape[1], : array.shape[2]] = array
             pixel_mask[index, : array.shape[1], : array.shape[2]] = 1
-        return BatchFeature({"pixel_values": pixel_values, "pixel_mask": pixel_mask}, tensor_type=return_tensors)
+        outputs = {"pixel_values": pixel_values, "pixel_mask": pixel_mask} if self.pads else {"pixel_values": pixel_values}
+        return BatchFeature(outputs, tensor_type=return_tensors)
 
     def output_size(self, height: int, width: int, scale: float = 1.0) -> tuple[int, int]:
         """`(height, width)` of an image of `height` x `width` pixels after resizing (see `resize_mode`),

@@ -2,7 +2,8 @@
 
 Input and output conventions shared by every textrec model:
 
-- `images` -> `pixel_values` (batch, channels, height, width) and `pixel_mask` (batch, height, width).
+- `images` -> `pixel_values` (batch, channels, height, width) and, where the image processor pads batches,
+  `pixel_mask` (batch, height, width).
 - `text_target` (the transcriptions) -> `labels` (batch, target_len): character ids, then `</s>`,
   right-padded with -100 (ignored by the loss). Models build their decoder inputs by shifting the labels
   right behind the decoder start token `<s>`.
@@ -83,7 +84,8 @@ class TextRecognitionProcessor(ProcessorMixin):
 
         Returns:
             `BatchFeature` with, depending on the inputs given:
-            - `pixel_values` float32 (batch, channels, height, width), `pixel_mask` int64 (batch, height, width);
+            - `pixel_values` float32 (batch, channels, height, width), and `pixel_mask` int64 (batch, height,
+              width) where the image processor pads (not in "fixed" mode);
             - `decoder_input_ids` int64 (batch, prompt_len), `decoder_attention_mask` int64 (batch, prompt_len);
             - `labels` int64 (batch, target_len).
 

@@ -395,7 +395,7 @@ def train_vit_trocr(args, argv: list[str], reference_config, vit_layers: int):
         args=training_args,
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
-        data_collator=TextRecognitionCollator(processor, drop_pixel_mask=True),
+        data_collator=TextRecognitionCollator(processor),
         processing_class=processor,
         compute_metrics=make_compute_metrics(processor, normalization=data_args.metric_normalization),
         callbacks=train_cli.training_callbacks(training_args),
@@ -663,7 +663,7 @@ def run(argv: list[str] | None = None) -> dict:
         settings["vit_layers"] = args.vit_layers or choose_vit_layers(reference_config, processor, target)
         set_seed(args.seed)
         models[VIT_TROCR] = build_vit_trocr(reference_config, processor, settings["vit_layers"])
-        collators[VIT_TROCR] = TextRecognitionCollator(processor, drop_pixel_mask=True)
+        collators[VIT_TROCR] = TextRecognitionCollator(processor)
         if models[VIT_TROCR].num_parameters() > MAX_PARAMETER_RATIO * target:
             logger.warning(
                 "%s is more than %.0f%% larger than %s", VIT_TROCR, 100 * (MAX_PARAMETER_RATIO - 1), SELF_ATTENTION

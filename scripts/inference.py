@@ -1,6 +1,5 @@
 """Loading a trained recognizer and reading many images with it, in batches, with a progress bar."""
 
-import inspect
 import os
 import time
 from collections.abc import Iterator
@@ -26,17 +25,6 @@ def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.d
     model = AutoModelForImageTextToText.from_pretrained(model_name_or_path, dtype=dtype).to(device).eval()
     processor = AutoProcessor.from_pretrained(model_name_or_path)
     return model, processor
-
-
-def forward_input_names(model) -> set[str]:
-    """The inputs `model.forward` names in its signature (its main input always among them).
-
-    Only these of a processor's outputs go to `generate()`: a `**kwargs` does not count, since
-    `VisionEncoderDecoderModel.forward` has one and its `generate()` still rejects `pixel_mask`.
-    """
-    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    parameters = inspect.signature(model.forward).parameters.values()
-    return {parameter.name for parameter in parameters if parameter.kind not in variadic} | {model.main_input_name}
 
 
 DECODINGS = ("attention", "ctc")
@@ -88,8 +76,7 @@ def iter_recognize(
     `ValueError` naming its position in the whole list and its file (`on_error="raise"`), or, with
     `on_error="skip"`, yields `(position, None, why)` and the other images are read all the same.
 
-    Of the processor's outputs, only those that the model's `forward` takes are passed on
-    (`forward_input_names`): no `pixel_mask` to a model without one.
+    The model receives what the processor returns (a `pixel_mask` only where its image processor pads).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -101,7 +88,6 @@ def iter_recognize(
         raise ValueError("decoding='ctc' needs a model trained with a CTC head (ctc_loss_weight > 0).")
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    accepted = forward_input_names(model)
     generate_kwargs = dict(num_beams=num_beams, do_sample=False)
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens
@@ -118,7 +104,6 @@ def iter_recognize(
         texts = {}
         if loaded:
             inputs = processor(images=list(loaded.values()), return_tensors="pt").to(model.device)
-            inputs = {name: value for name, value in inputs.items() if name in accepted}
             if decoding == "ctc":
                 sequences = model.ctc_decode(**inputs)
             else:

@@ -130,7 +130,7 @@ def train(model, name: str, args, processor, train_dataset, output_dir: Path) ->
         model=model,
         args=training_args,
         train_dataset=train_dataset,
-        data_collator=TextRecognitionCollator(processor, drop_pixel_mask=True),
+        data_collator=TextRecognitionCollator(processor),
         processing_class=processor,
         callbacks=[TimeBudgetCallback(args.cpu_minutes, clock="cpu")],
     )

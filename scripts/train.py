@@ -32,7 +32,6 @@ from textrec.processing.metrics import make_compute_metrics
 from . import pretrain_charbert
 from .architectures import SPECS, get_spec
 from .hub_export import export_for_hub
-from .inference import forward_input_names
 from .training import (
     CpuTrainingDefaults,
     ReplicaConsistencyCallback,
@@ -299,14 +298,13 @@ def run(argv: list[str] | None = None) -> dict:
     logger.info("%s model with %s parameters", spec.name, f"{model.num_parameters():,}")
 
     train_dataset, eval_dataset = load_splits(data_args, training_args, processor, max_label_length)
-    drop_pixel_mask = "pixel_mask" not in forward_input_names(model)
     trainer = TextRecognitionTrainer(
         model=model,
         args=training_args,
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
-        data_collator=TextRecognitionCollator(processor, drop_pixel_mask=drop_pixel_mask),
-        train_data_collator=TextRecognitionCollator(processor, spec.train_processor_kwargs, drop_pixel_mask),
+        data_collator=TextRecognitionCollator(processor),
+        train_data_collator=TextRecognitionCollator(processor, spec.train_processor_kwargs),
         processing_class=processor,
         compute_metrics=make_compute_metrics(
             processor, normalization=data_args.metric_normalization, extra_metrics=spec.extra_metrics

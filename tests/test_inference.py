@@ -1,10 +1,11 @@
-"""recognize() with models whose forward takes fewer inputs than the processor makes."""
+"""recognize() with a transformers `VisionEncoderDecoderModel`, which takes no pixel mask: the processor of a
+fixed-size model gives none."""
 
 import torch
 from transformers import TrOCRConfig, ViTConfig, VisionEncoderDecoderConfig, VisionEncoderDecoderModel
 
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
-from textrec.scripts.inference import forward_input_names, recognize
+from textrec.scripts.inference import recognize
 
 
 def tiny_vit_trocr(tokenizer) -> VisionEncoderDecoderModel:
@@ -29,15 +30,21 @@ def tiny_vit_trocr(tokenizer) -> VisionEncoderDecoderModel:
 
 def test_recognize_passes_no_pixel_mask_to_a_vision_encoder_decoder(sample_line_images):
     tokenizer = build_char_tokenizer()
-    image_processor = TextRecognitionImageProcessor(
-        num_channels=1, resize_mode="keep_aspect", height=32, max_width=128, width_multiple=128
-    )
+    image_processor = TextRecognitionImageProcessor(num_channels=1, resize_mode="fixed", height=32, width=128)
     processor = TextRecognitionProcessor(image_processor, tokenizer)
     model = tiny_vit_trocr(tokenizer)
-    assert "pixel_mask" in processor(images=sample_line_images, return_tensors="pt")
-    assert "pixel_mask" not in forward_input_names(model) and "pixel_values" in forward_input_names(model)
+    inputs = processor(images=sample_line_images, return_tensors="pt")
+    assert set(inputs) == {"pixel_values"} and inputs["pixel_values"].shape[-2:] == (32, 128)
 
     result = recognize(model, processor, sample_line_images, batch_size=2, max_new_tokens=4, progress=False)
 
     assert len(result.texts) == len(sample_line_images)
     assert all(isinstance(text, str) for text in result.texts)
+
+
+def test_only_padding_resize_modes_give_a_pixel_mask(sample_line_images):
+    for mode, pads in (("keep_aspect", True), ("limits", True), ("fixed", False)):
+        image_processor = TextRecognitionImageProcessor(resize_mode=mode)
+        outputs = image_processor(sample_line_images, return_tensors="pt")
+        assert image_processor.pads is pads and ("pixel_mask" in outputs) is pads
+        assert image_processor.model_input_names == list(outputs)

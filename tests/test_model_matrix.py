@@ -5,7 +5,6 @@ beam search, save/load round trip, loading with `trust_remote_code` where textre
 importable, a very wide image, and clear errors on bad input.
 """
 
-import inspect
 import json
 
 import pytest
@@ -13,6 +12,8 @@ import torch
 from transformers import AutoModelForImageTextToText
 
 from textrec.modeling import ARCHITECTURES
+from textrec.processing import TextRecognitionImageProcessor
+from textrec.scripts.architectures import SPECS
 
 from .remote_code import run_without_textrec
 
@@ -38,11 +39,12 @@ def image_batch(model, batch_size: int = 2, width: int = 64, seed: int = 0):
     return pixel_values, pixel_mask
 
 
-def pixel_inputs(module, pixel_values, pixel_mask) -> dict:
-    """The image inputs `module` takes: `pixel_mask` only where its forward accepts one (transformers'
-    vision encoders, and so the TrOCR-based composite, read unpadded fixed-size images)."""
+def pixel_inputs(name: str, pixel_values, pixel_mask) -> dict:
+    """The image inputs of architecture `name`: `pixel_mask` only where its image processor pads batches
+    (`TextRecognitionImageProcessor.pads`, the one declaration that the processor, collator, pipeline and
+    `recognize()` follow); fixed-size models, transformers' vision encoders among them, get none."""
     inputs = {"pixel_values": pixel_values}
-    if "pixel_mask" in inspect.signature(module.forward).parameters:
+    if TextRecognitionImageProcessor(**SPECS[name].image_processor_kwargs).pads:
         inputs["pixel_mask"] = pixel_mask
     return inputs
 
@@ -54,7 +56,7 @@ LABELS = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, -100, -100]])
 def test_train_forward_gives_loss_and_gradients_everywhere(name):
     model = tiny_model(name).train()
     pixel_values, pixel_mask = image_batch(model)
-    output = model(**pixel_inputs(model, pixel_values, pixel_mask), labels=LABELS)
+    output = model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS)
     assert output.logits.shape == (2, LABELS.shape[1], VOCAB_SIZE)
     assert torch.isfinite(output.loss)
     output.loss.backward()
@@ -69,7 +71,7 @@ def test_short_training_run_lowers_loss(name):
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     losses = []
     for _ in range(30):
-        loss = model(**pixel_inputs(model, pixel_values, pixel_mask), labels=LABELS).loss
+        loss = model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS).loss
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -81,9 +83,9 @@ def test_short_training_run_lowers_loss(name):
 def test_cached_generation_equals_uncached(name):
     model = tiny_model(name).eval()
     pixel_values, pixel_mask = image_batch(model)
-    cached = model.generate(**pixel_inputs(model, pixel_values, pixel_mask), max_new_tokens=8, do_sample=False)
+    cached = model.generate(**pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=8, do_sample=False)
     uncached = model.generate(
-        **pixel_inputs(model, pixel_values, pixel_mask), max_new_tokens=8, do_sample=False, use_cache=False
+        **pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=8, do_sample=False, use_cache=False
     )
     assert torch.equal(cached, uncached)
     assert (cached[:, 0] == model.config.decoder_start_token_id).all()
@@ -95,9 +97,9 @@ def test_incremental_logits_equal_teacher_forced_logits(name):
     pixel_values, pixel_mask = image_batch(model)
     decoder_input_ids = torch.tensor([[1, 5, 6, 7], [1, 9, 10, 3]])
     with torch.no_grad():
-        full = model(**pixel_inputs(model, pixel_values, pixel_mask), decoder_input_ids=decoder_input_ids).logits
+        full = model(**pixel_inputs(name, pixel_values, pixel_mask), decoder_input_ids=decoder_input_ids).logits
         encoder = model.get_encoder()
-        encoder_outputs = encoder(**pixel_inputs(encoder, pixel_values, pixel_mask))
+        encoder_outputs = encoder(**pixel_inputs(name, pixel_values, pixel_mask))
         cache, steps = None, []
         for t in range(decoder_input_ids.shape[1]):
             output = model(
@@ -115,7 +117,7 @@ def test_incremental_logits_equal_teacher_forced_logits(name):
 def test_beam_search_returns_sequences_starting_with_decoder_start(name):
     model = tiny_model(name).eval()
     pixel_values, pixel_mask = image_batch(model)
-    beams = model.generate(**pixel_inputs(model, pixel_values, pixel_mask), max_new_tokens=6, num_beams=3)
+    beams = model.generate(**pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=6, num_beams=3)
     assert beams.shape[0] == 2 and beams.shape[1] <= 7
     assert (beams[:, 0] == model.config.decoder_start_token_id).all()
 
@@ -131,8 +133,8 @@ def test_save_and_load_round_trip(name, tmp_path):
     assert type(reloaded) is type(model)
     pixel_values, pixel_mask = image_batch(model)
     with torch.no_grad():
-        expected = model(**pixel_inputs(model, pixel_values, pixel_mask), labels=LABELS).logits
-        actual = reloaded(**pixel_inputs(model, pixel_values, pixel_mask), labels=LABELS).logits
+        expected = model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS).logits
+        actual = reloaded(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS).logits
     torch.testing.assert_close(actual, expected)
 
 
@@ -142,8 +144,8 @@ def test_trust_remote_code_load_without_textrec(name, tmp_path):
     folder = tmp_path / "model"
     model.save_pretrained(folder)
     pixel_values, pixel_mask = image_batch(model)
-    torch.save(pixel_inputs(model, pixel_values, pixel_mask), tmp_path / "inputs.pt")
-    expected = model.generate(**pixel_inputs(model, pixel_values, pixel_mask), max_new_tokens=8, num_beams=2)
+    torch.save(pixel_inputs(name, pixel_values, pixel_mask), tmp_path / "inputs.pt")
+    expected = model.generate(**pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=8, num_beams=2)
     output = run_without_textrec(
         f"""
         import torch
@@ -165,12 +167,12 @@ def test_very_wide_image(name):
     pixel_values, pixel_mask = image_batch(model, width=2048)
     if getattr(model, "requires_fixed_image_size", False):  # a ViT's grid of patches: the processor resizes
         with pytest.raises(ValueError, match="pixel_values"):
-            model(**pixel_inputs(model, pixel_values, pixel_mask), labels=LABELS)
+            model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS)
         return
     with torch.no_grad():
-        output = model(**pixel_inputs(model, pixel_values, pixel_mask), labels=LABELS)
+        output = model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS)
     assert torch.isfinite(output.loss)
-    ids = model.generate(**pixel_inputs(model, pixel_values, pixel_mask), max_new_tokens=4)
+    ids = model.generate(**pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=4)
     assert ids.shape[0] == 2
 
 

@@ -15,22 +15,17 @@ class TextRecognitionCollator:
         processor: a `TextRecognitionProcessor` (or any processor taking `images` and `text_target`).
         processor_kwargs: further options of each processor call, such as
             `{"do_scale_augmentation": True}` for the training batches of formulas.
-        drop_pixel_mask: leave `pixel_mask` out, for models that do not take one (transformers'
-            `VisionEncoderDecoderModel` family reads unpadded fixed-size images, and its `generate()`
-            rejects inputs its forward does not name).
+
+    The batch holds what the processor returns: a `pixel_mask` only where its image processor pads.
     """
 
     processor: Any
     processor_kwargs: dict = field(default_factory=dict)
-    drop_pixel_mask: bool = False
 
     def __call__(self, rows: list[dict]) -> dict:
         images = [row["image"] for row in rows]
         texts = [row["text"] for row in rows]
-        batch = self.processor(images=images, text_target=texts, return_tensors="pt", **self.processor_kwargs)
-        if self.drop_pixel_mask:
-            batch.pop("pixel_mask", None)
-        return batch
+        return self.processor(images=images, text_target=texts, return_tensors="pt", **self.processor_kwargs)
 
 
 def drop_overlong_labels(dataset, tokenizer, max_label_length: int, split_name: str = "train"):
