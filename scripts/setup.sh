@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
 # Sets textrec up on a fresh Debian machine: fonts for the synthetic data, Tesseract (the benchmark's
-# peer), Debian's fortunes text, the local CPU build of PyTorch, and textrec itself (editable).
+# peer), Debian's fortunes text, the local CPU build of PyTorch, and textrec itself with its test extra,
+# into the active python3 (a virtual environment when one is active).
+#
+#   bash scripts/setup.sh           # textrec editable, from this checkout (for development)
+#   bash scripts/setup.sh --wheel   # textrec from a wheel built from this checkout, as users get it (CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+INSTALL=editable
+for argument in "$@"; do
+  case "$argument" in
+    --wheel) INSTALL=wheel ;;
+    *) echo "setup.sh: unknown option $argument (known: --wheel)" >&2; exit 2 ;;
+  esac
+done
 
 DEBIAN_PACKAGES=(
   # print fonts
@@ -35,4 +46,11 @@ PYTHON=${PYTHON:-python3}
 # The CPU wheel of torch 2.13.0 lies on these machines; asking for exactly it keeps pip from pulling a
 # newer build with several GB of CUDA libraries.
 "$PYTHON" -m pip install -q "torch==2.13.0"
-"$PYTHON" -m pip install -q -e ".[test]"
+if [ "$INSTALL" = wheel ]; then
+  wheels=$(mktemp -d)
+  "$PYTHON" -m pip wheel -q --no-deps -w "$wheels" .
+  "$PYTHON" -m pip install -q "$(ls "$wheels"/textrec-*.whl)[test]"
+  rm -rf "$wheels"
+else
+  "$PYTHON" -m pip install -q -e ".[test]"
+fi

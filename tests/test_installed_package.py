@@ -1,0 +1,106 @@
+"""The installed textrec as a user gets it: every module imports, every command answers `--help`, and every
+package that its code imports is a declared requirement (so that a dependency left out of pyproject.toml
+fails here even on a machine where it was installed by hand). `.ci/run` runs this against a wheel installed
+into a fresh virtual environment."""
+
+import ast
+import importlib
+import importlib.metadata
+import pkgutil
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGES = ("textrec.modeling", "textrec.processing", "textrec.scripts", "textrec.model_cards")
+COMMANDS = {"textrec-train", "textrec-evaluate", "textrec-recognize", "textrec-export"}
+IMPORT_NAMES = {
+    "PIL": "pillow",
+    "sklearn": "scikit-learn",
+    "fontTools": "fonttools",
+    "huggingface_hub": "huggingface-hub",
+    "yaml": "pyyaml",
+}
+"""Import names that differ from their distribution's name."""
+
+
+def installed_modules() -> list[str]:
+    names = []
+    for package_name in PACKAGES:
+        package = importlib.import_module(package_name)
+        names.append(package_name)
+        names.extend(info.name for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}."))
+    return names
+
+
+def console_commands() -> list[str]:
+    entry_points = importlib.metadata.entry_points(group="console_scripts")
+    return sorted(entry.name for entry in entry_points if entry.dist is not None and entry.dist.name == "textrec")
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared_requirements() -> set[str]:
+    """The distributions textrec requires outside any extra."""
+    requirements = importlib.metadata.requires("textrec") or []
+    return {normalized(re.split(r"[<>=!~\[;( ]", requirement, maxsplit=1)[0]) for requirement in requirements
+            if "extra ==" not in requirement}
+
+
+def imported_distributions(path: Path) -> set[str]:
+    """The distributions that the absolute imports of the file at `path` need (standard library and textrec
+    left out)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return {normalized(IMPORT_NAMES.get(name, name)) for name in names
+            if name not in sys.stdlib_module_names and name != "textrec"}
+
+
+def test_textrec_is_installed_as_a_distribution():
+    assert importlib.metadata.version("textrec")
+
+
+@pytest.mark.parametrize("module", installed_modules())
+def test_every_module_imports(module):
+    importlib.import_module(module)
+
+
+def test_every_command_is_installed():
+    assert set(console_commands()) >= COMMANDS
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_answers_help(command):
+    executable = shutil.which(command) or str(Path(sys.executable).parent / command)
+    result = subprocess.run([executable, "--help"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "usage:" in result.stdout and "--model" in result.stdout
+
+
+def test_every_imported_package_is_a_declared_requirement():
+    declared = declared_requirements()
+    missing = {}
+    for package_name in PACKAGES:
+        root = Path(importlib.import_module(package_name).__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            for distribution in imported_distributions(path) - declared:
+                missing.setdefault(distribution, str(path))
+    assert not missing, f"imported but not declared in pyproject.toml's dependencies: {missing}"
+
+
+def test_the_package_data_is_installed():
+    from importlib import resources
+
+    assert (resources.files("textrec.model_cards") / "text_recognition.md").is_file()
+    assert (resources.files("textrec.processing.data") / "words.txt").is_file()
+    metrics = resources.files("textrec.processing.metrics")
+    assert all((metrics / f"{name}.py").is_file() for name in ("cer", "wer", "sequence_accuracy", "exprate"))
