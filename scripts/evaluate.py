@@ -14,6 +14,7 @@ import torch
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.metrics import load_metric
 
+from .cli import run_command
 from .contact_sheet import draw_contact_sheet
 from .inference import DECODINGS, load_recognizer, recognize
 from .tesseract import check_tesseract, tesseract_recognize
@@ -113,7 +114,7 @@ def run(argv: list[str] | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    run(argv)
+    run_command("textrec-evaluate", run, argv)
 
 
 if __name__ == "__main__":

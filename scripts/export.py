@@ -17,6 +17,7 @@ import torch
 
 from textrec.model_cards import resolve_model_path
 
+from .cli import run_command
 from .hub_export import export_for_hub
 from .inference import load_recognizer
 
@@ -71,7 +72,7 @@ def run(argv: list[str] | None = None) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    run(argv)
+    run_command("textrec-export", run, argv)
 
 
 if __name__ == "__main__":

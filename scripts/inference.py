@@ -1,18 +1,85 @@
 """Loading a trained recognizer and reading many images with it, in batches, with a progress bar."""
 
+import json
 import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
+from huggingface_hub import try_to_load_from_cache
+from safetensors import safe_open
+from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 from transformers import AutoModelForImageTextToText, AutoProcessor
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-from textrec.model_cards import resolve_model_path
+from textrec.model_cards import released_model_names, resolve_model_path
+from textrec.modeling import ARCHITECTURES
 from textrec.processing.image_processing_text_recognition import load_image
 
 from . import architectures  # noqa: F401  (registers textrec's processors with AutoProcessor)
+
+
+MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+"""What a model folder needs besides the processor settings (`processor_config.json`)."""
+
+
+def looks_like_a_path(name: str) -> bool:
+    """Whether `name` is meant as a local folder rather than a Hub id ("owner/name")."""
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or os.sep != "/" and os.sep in name
+
+
+def safetensors_problem(path: str | os.PathLike) -> str | None:
+    """Why the safetensors file at `path` cannot be read (a file cut short, a corrupt header), or None."""
+    try:
+        with safe_open(str(path), "pt") as weights:
+            for name in weights.keys():
+                weights.get_slice(name)
+    except Exception as error:  # safetensors raises its own error types for a truncated or corrupt file
+        return str(error)
+    return None
+
+
+def in_hub_cache(repo_id: str) -> bool:
+    """Whether the Hub repository `repo_id` has a config in the local Hub cache (so it loads offline)."""
+    try:
+        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+    except ValueError:  # not a valid repository id
+        return False
+
+
+def check_model_folder(folder: str | os.PathLike) -> None:
+    """Raises `FileNotFoundError` or `ValueError` naming the file of a model folder that is missing, empty or
+    cut short, before transformers reads it (its own errors name no file)."""
+    folder = Path(folder)
+    for name in MODEL_FILES:
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"the model folder {folder} has no {name} (is it a saved textrec model?)")
+        if (folder / name).stat().st_size == 0:
+            raise ValueError(f"{folder / name} is empty")
+    problem = safetensors_problem(folder / "model.safetensors")
+    if problem is not None:
+        raise ValueError(f"{folder / 'model.safetensors'} cannot be read ({problem}); is it cut short?")
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except ValueError as error:
+        raise ValueError(f"{folder / 'config.json'} is not valid JSON ({error})") from error
+    model_type = config.get("model_type")
+    if model_type not in CONFIG_MAPPING:
+        known = ", ".join(sorted(config_class.model_type for config_class, _ in ARCHITECTURES.values()))
+        raise ValueError(
+            f"{folder / 'config.json'}: model_type {model_type!r} is no model that textrec or transformers knows "
+            f"(textrec's recognizers: {known})"
+        )
+    tokens = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size(with_added_tokens=True)
+    vocab_size = config.get("vocab_size", config.get("decoder", {}).get("vocab_size"))
+    if vocab_size is not None and tokens > vocab_size:
+        raise ValueError(
+            f"{folder}: tokenizer.json has {tokens} tokens but config.json's vocab_size is {vocab_size}; the two "
+            f"files do not belong together."
+        )
 
 
 def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.dtype = torch.float32):
@@ -20,11 +87,23 @@ def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.d
     (`self-attention-lines`, see `textrec.model_cards.released_model_names()`), a folder or a Hub repository.
 
     Released weights are stored in fp16 to stay small; they are read in fp32 by default, which CPUs run
-    fastest."""
-    model_name_or_path = resolve_model_path(model_name_or_path)
-    model = AutoModelForImageTextToText.from_pretrained(model_name_or_path, dtype=dtype).to(device).eval()
-    processor = AutoProcessor.from_pretrained(model_name_or_path)
-    return model, processor
+    fastest. A local folder is checked first (`check_model_folder`); one that does not exist is reported as
+    such, not as a failed download. Code inside the folder is never run (no prompt either): textrec's own
+    classes read it, and a `model_type` textrec does not know is an error.
+
+    Raises:
+        FileNotFoundError: no such folder or released name, or a file of the folder is missing.
+        ValueError: a file is empty or cut short; the tokenizer has more tokens than the model's vocabulary.
+    """
+    resolved = resolve_model_path(model_name_or_path)
+    if Path(resolved).is_dir():
+        check_model_folder(resolved)
+    elif looks_like_a_path(resolved) or (os.environ.get("HF_HUB_OFFLINE") == "1" and not in_hub_cache(resolved)):
+        released = ", ".join(released_model_names()) or "none installed"
+        raise FileNotFoundError(f"no such model folder or released name: {model_name_or_path} (released: {released})")
+    model = AutoModelForImageTextToText.from_pretrained(resolved, dtype=dtype, trust_remote_code=False)
+    processor = AutoProcessor.from_pretrained(resolved, trust_remote_code=False)
+    return model.to(device).eval(), processor
 
 
 DECODINGS = ("attention", "ctc")

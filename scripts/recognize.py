@@ -8,6 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .cli import run_command
 from .inference import DECODINGS, iter_recognize, load_recognizer
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
@@ -80,7 +81,7 @@ def run(argv: list[str] | None = None) -> list[str | None]:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    texts = run(argv)
+    texts = run_command("textrec-recognize", run, argv)
     if any(text is None for text in texts):
         raise SystemExit(1)
 

@@ -31,6 +31,7 @@ from textrec.processing.metrics import make_compute_metrics
 
 from . import pretrain_charbert
 from .architectures import SPECS, get_spec
+from .cli import run_command
 from .hub_export import export_for_hub
 from .training import (
     CpuTrainingDefaults,
@@ -327,15 +328,16 @@ def run(argv: list[str] | None = None) -> dict:
         if checkpoint is not None:
             logger.info("Resuming from the last complete checkpoint in the output folder: %s", checkpoint)
     train_result = trainer.train(resume_from_checkpoint=checkpoint)
+    # Saved before the final evaluation, so that nothing after training can lose the trained model.
+    trainer.save_model()
+    if trainer.is_world_process_zero():
+        export_for_hub(trainer.model, processor, training_args.output_dir)
     metrics = trainer.evaluate(metric_key_prefix="eval")
     trainer.log_metrics("train", train_result.metrics)
     trainer.log_metrics("eval", metrics)
     trainer.save_metrics("all", {**train_result.metrics, **metrics})
     trainer.save_state()
-
-    trainer.save_model()
     if trainer.is_world_process_zero():
-        export_for_hub(trainer.model, processor, training_args.output_dir)
         trainer.create_model_card()
     if training_args.push_to_hub:
         trainer.push_to_hub()
@@ -344,7 +346,7 @@ def run(argv: list[str] | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    run(argv)
+    run_command("textrec-train", run, argv)
 
 
 if __name__ == "__main__":

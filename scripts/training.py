@@ -14,13 +14,13 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-from safetensors import safe_open
 from torch.utils.data import DataLoader
 from transformers import Seq2SeqTrainer, TrainerCallback
 from transformers.trainer_utils import IntervalStrategy, SchedulerType, seed_worker
 
 from textrec.processing.data.area_batching import AreaBatchSampler, image_sizes
 
+from .inference import safetensors_problem
 from .model_card import render_model_card
 from .optimization import TrainingRecipe
 
@@ -66,13 +66,8 @@ def checkpoint_problem(folder: str | os.PathLike) -> str | None:
         json.loads((folder / "trainer_state.json").read_text())
     except (ValueError, UnicodeDecodeError) as error:
         return f"trainer_state.json is not valid JSON ({error})"
-    try:
-        with safe_open(str(folder / "model.safetensors"), "pt") as weights:
-            for name in weights.keys():
-                weights.get_slice(name)
-    except Exception as error:  # safetensors raises its own error types for a truncated or corrupt file
-        return f"model.safetensors cannot be read ({error})"
-    return None
+    problem = safetensors_problem(folder / "model.safetensors")
+    return None if problem is None else f"model.safetensors cannot be read ({problem})"
 
 
 def last_complete_checkpoint(output_dir: str | os.PathLike) -> str | None:

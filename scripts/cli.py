@@ -1,0 +1,26 @@
+"""What every textrec command shares: an expected error (bad input, a missing file) is one line on stderr,
+`textrec-xxx: what went wrong`, and exit status 1; `--debug` (anywhere among the arguments) shows the
+traceback instead."""
+
+import sys
+from collections.abc import Callable
+
+EXPECTED_ERRORS = (ValueError, OSError)
+"""What bad input raises (`FileNotFoundError` and `PermissionError` are `OSError`s); anything else is a bug
+and keeps its traceback."""
+DEBUG_FLAG = "--debug"
+
+
+def run_command(prog: str, run: Callable[[list[str]], object], argv: list[str] | None = None):
+    """Calls `run(argv)` (the command's arguments, `--debug` taken out) and turns an expected error into one
+    line on stderr and `SystemExit(1)`."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = DEBUG_FLAG in argv
+    argv = [argument for argument in argv if argument != DEBUG_FLAG]
+    try:
+        return run(argv)
+    except EXPECTED_ERRORS as error:
+        if debug:
+            raise
+        print(f"{prog}: error: {error} ({DEBUG_FLAG} shows the traceback)", file=sys.stderr)
+        raise SystemExit(1) from None
