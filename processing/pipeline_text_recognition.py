@@ -14,10 +14,25 @@ from transformers.pipelines import PIPELINE_REGISTRY
 from transformers.pipelines.pt_utils import PipelineDataset, PipelineIterator
 
 
+DECODINGS = ("attention", "ctc")
+"""How a textrec model reads: its attention decoder through `generate()`, or its CTC head's best path
+(`ctc_decode()`, models trained with a CTC loss)."""
+
+
+def preferred_decoding(model) -> str:
+    """The decoding a trained model reads best with, measured when it was packaged and kept in its generation
+    config as `decoding`; `"attention"` (`generate()`) when it says nothing."""
+    decoding = getattr(model.generation_config, "decoding", None) or "attention"
+    if decoding not in DECODINGS:
+        raise ValueError(f"generation_config.decoding must be one of {DECODINGS}, got {decoding!r}")
+    return decoding
+
+
 class TextRecognitionPipeline(Pipeline):
     """Recognizes the text of line images with a textrec (or any image-to-text `generate()`) model.
 
-    Call arguments: `max_new_tokens` and `num_beams` for `generate()`; `batch_size` as for every pipeline.
+    Call arguments: `decoding` (`"attention"` or `"ctc"`; default: the model's `preferred_decoding`),
+    `max_new_tokens` and `num_beams` for `generate()`; `batch_size` as for every pipeline.
     """
 
     _load_processor = True
@@ -25,20 +40,24 @@ class TextRecognitionPipeline(Pipeline):
     _load_feature_extractor = False
     _load_tokenizer = False
 
-    def _sanitize_parameters(self, max_new_tokens=None, num_beams=None, **kwargs):
+    def _sanitize_parameters(self, max_new_tokens=None, num_beams=None, decoding=None, **kwargs):
         forward_kwargs = {}
         if max_new_tokens is not None:
             forward_kwargs["max_new_tokens"] = max_new_tokens
         if num_beams is not None:
             forward_kwargs["num_beams"] = num_beams
+        if decoding is not None:
+            forward_kwargs["decoding"] = decoding
         return {}, forward_kwargs, {}
 
     def preprocess(self, image):
         # Images stay images until a batch is formed, so the processor pads each batch itself.
         return {"images": [image]}
 
-    def _forward(self, model_inputs, **generate_kwargs):
+    def _forward(self, model_inputs, decoding=None, **generate_kwargs):
         inputs = self.processor(images=model_inputs["images"], return_tensors="pt").to(self.device)
+        if (decoding or preferred_decoding(self.model)) == "ctc":
+            return {"sequences": self.model.ctc_decode(**inputs)}
         return {"sequences": self.model.generate(**inputs, **generate_kwargs)}
 
     def postprocess(self, model_outputs):

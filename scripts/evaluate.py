@@ -16,7 +16,7 @@ from textrec.processing.metrics import load_metric
 
 from .cli import run_command
 from .contact_sheet import draw_contact_sheet
-from .inference import DECODINGS, load_recognizer, recognize
+from .inference import DECODINGS, load_recognizer, preferred_decoding, recognize
 from .tesseract import check_tesseract, tesseract_recognize
 
 METRICS = ("cer", "wer", "sequence_accuracy")
@@ -59,9 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num_samples", type=int, default=500, help="Rows to evaluate (default: 500).")
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--num_beams", type=int, default=1, help="1 for greedy decoding.")
-    parser.add_argument("--decoding", choices=DECODINGS, default="attention",
+    parser.add_argument("--decoding", choices=DECODINGS,
                         help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
-                        "faster; models trained with a CTC head only).")
+                        "faster; models trained with a CTC head only). Default: the one the model reads best "
+                        "with (its generation config's `decoding`), else attention.")
     parser.add_argument("--normalization", choices=["none", "scene-text"], default="none",
                         help="scene-text: compare lower-case alphanumerics only.")
     parser.add_argument("--exprate", action="store_true",
@@ -91,7 +92,7 @@ def run(argv: list[str] | None = None) -> dict:
     scores["lines_per_second"] = result.lines_per_second
     scores["num_samples"] = len(references)
 
-    print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, {args.decoding} decoding, "
+    print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, {args.decoding or preferred_decoding(model)} decoding, "
           f"beams={args.num_beams}, {torch.get_num_threads()} threads)")
     print(score_line(args.model, scores))
     if args.compare_tesseract:

@@ -18,6 +18,7 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from textrec.model_cards import released_model_names, resolve_model_path
 from textrec.modeling import ARCHITECTURES
 from textrec.processing.image_processing_text_recognition import load_image
+from textrec.processing.pipeline_text_recognition import DECODINGS, preferred_decoding
 
 from . import architectures  # noqa: F401  (registers textrec's processors with AutoProcessor)
 
@@ -106,10 +107,6 @@ def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.d
     return model.to(device).eval(), processor
 
 
-DECODINGS = ("attention", "ctc")
-"""`recognize()`'s decoders: the attention decoder through `generate()`, or the CTC head's best path."""
-
-
 @dataclass
 class RecognitionResult:
     """What `recognize()` read.
@@ -144,12 +141,13 @@ def iter_recognize(
     num_beams: int = 1,
     max_new_tokens: int | None = None,
     progress: bool = True,
-    decoding: str = "attention",
+    decoding: str | None = None,
     on_error: str = "raise",
 ) -> Iterator[tuple[int, str | None, str | None]]:
-    """Reads `images` (paths, PIL images or arrays) in batches with `generate()`, or with the CTC head alone
-    (`decoding="ctc"`: `model.ctc_decode`, one encoder pass and no decoder, for models trained with a CTC
-    loss), yielding `(position, text, None)` per image in order as each batch is done.
+    """Reads `images` (paths, PIL images or arrays) in batches with `generate()` (`decoding="attention"`), or
+    with the CTC head alone (`decoding="ctc"`: `model.ctc_decode`, one encoder pass and no decoder, for models
+    trained with a CTC loss), yielding `(position, text, None)` per image in order as each batch is done.
+    `decoding=None` takes the model's `preferred_decoding` (its generation config's `decoding`).
 
     An image that cannot be loaded (missing, empty or corrupt file, zero size, unsupported array) raises a
     `ValueError` naming its position in the whole list and its file (`on_error="raise"`), or, with
@@ -161,6 +159,7 @@ def iter_recognize(
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if num_beams < 1:
         raise ValueError(f"num_beams must be >= 1, got {num_beams}")
+    decoding = decoding or preferred_decoding(model)
     if decoding not in DECODINGS:
         raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
     if decoding == "ctc" and getattr(model, "ctc_head", None) is None:

@@ -21,6 +21,7 @@ def render_model_card(
     preset: str | None = None,
     more_evaluations: dict[str, dict[str, float]] | None = None,
     training_command: str | None = None,
+    decoding: str = "attention",
     template: str = "text_recognition.md",
 ) -> ModelCard:
     """A model card whose metadata holds `pipeline_tag`, tags and a `model-index` entry per metric and dataset.
@@ -29,6 +30,7 @@ def render_model_card(
         eval_results: metric name (`cer`, `wer`, `sequence_accuracy`) to value, on `dataset_name`.
         more_evaluations: other datasets (same split and size) -> their metric values.
         training_command: the command that trained the model, for the card's "Training" section.
+        decoding: how the model reads best, and was evaluated: `"attention"` (`generate()`) or `"ctc"`.
     """
     evaluations = {dataset_name: eval_results, **(more_evaluations or {})}
     evaluations = {
@@ -74,6 +76,7 @@ def render_model_card(
         },
         metric_names=[METRIC_NAMES[name] for name in METRIC_NAMES if name in evaluations[dataset_name]],
         training_command=training_command,
+        decoding=decoding,
         eval_samples=eval_samples,
         training_summary=training_summary,
         preset=preset,

@@ -41,9 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="A released model's name (e.g. self-attention-lines), a trained model folder or a Hub id.")
     parser.add_argument("--batch_size", type=positive_int, default=16)
     parser.add_argument("--num_beams", type=positive_int, default=1)
-    parser.add_argument("--decoding", choices=DECODINGS, default="attention",
+    parser.add_argument("--decoding", choices=DECODINGS,
                         help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
-                        "faster; models trained with a CTC head only).")
+                        "faster; models trained with a CTC head only). Default: the one the model reads best "
+                        "with (its generation config's `decoding`), else attention.")
     parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text' instead of the text alone.")
     return parser
 

@@ -5,13 +5,16 @@
 
 Training goes through `textrec-train` with the arguments in `RELEASES` (an interrupted run resumes from its
 last checkpoint in `--run_dir`). Packaging evaluates the trained model on each held-out test set of the
-release (clean lines of the `test` split, never seen in training), stores the weights in fp16 in
+release (clean lines of the `test` split, never seen in training) with each decoding (the CTC head's and the
+attention decoder's; the one that reads the `validation` lines better becomes the model's
+`generation_config.decoding`, which `recognize()` and the pipeline follow), stores the weights in fp16 in
 `model_cards/released/<name>/` with the tokenizer, processor and generation settings, and renders its model
 card with those results as `model-index` metadata and the command that trained it. The package then
 installs it, and `textrec-recognize --model <name>` reads with it.
 """
 
 import argparse
+import json
 import logging
 import shlex
 from dataclasses import dataclass
@@ -24,7 +27,7 @@ from textrec.processing.data import load_text_recognition_dataset
 from . import train as train_cli
 from .architectures import get_spec
 from .evaluate import evaluate_texts
-from .inference import load_recognizer, recognize
+from .inference import DECODINGS, load_recognizer, recognize
 from .model_card import render_model_card
 
 logger = logging.getLogger("textrec.release")
@@ -109,25 +112,45 @@ def train_release(release: Release, run_dir: str) -> None:
     train_cli.run([*release.train_arguments, f"--output_dir={run_dir}"])
 
 
-def evaluate_release(model, processor, release: Release, batch_size: int = 32) -> dict[str, dict[str, float]]:
-    """CER, WER, sequence accuracy and lines/s of `model` on each of the release's test sets."""
+def evaluate_release(
+    model, processor, release: Release, decoding: str, split: str = "test", batch_size: int = 32
+) -> dict[str, dict[str, float]]:
+    """CER, WER, sequence accuracy and lines/s of `model` read with `decoding` on each of the release's test
+    sets (their `split`)."""
     results = {}
     for test_set, dataset_name in release.test_sets.items():
-        dataset = load_text_recognition_dataset(dataset_name, split="test", num_samples=release.test_samples)
-        recognition = recognize(model, processor, list(dataset["image"]), batch_size=batch_size)
+        dataset = load_text_recognition_dataset(dataset_name, split=split, num_samples=release.test_samples)
+        recognition = recognize(model, processor, list(dataset["image"]), batch_size=batch_size, decoding=decoding)
         results[test_set] = {
             **evaluate_texts(recognition.texts, list(dataset["text"])),
             "lines_per_second": recognition.lines_per_second,
         }
-        logger.info("%s on %s: %s", release.name, test_set, results[test_set])
+        logger.info("%s, %s decoding, %s %s: %s", release.name, decoding, test_set, split, results[test_set])
     return results
+
+
+def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, float]]:
+    """The decoding that reads the release's `validation` lines (never its test lines) with the lower mean CER,
+    and each decoding's mean CER there; attention alone for a model without a CTC head."""
+    if getattr(model, "ctc_head", None) is None:
+        return "attention", {}
+    cers = {}
+    for decoding in DECODINGS:
+        results = evaluate_release(model, processor, release, decoding, split="validation")
+        cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
+    return min(cers, key=cers.get), cers
 
 
 def package_release(release: Release, run_dir: str, destination: Path = RELEASED_MODELS_DIR) -> Path:
     """Evaluates the model trained in `run_dir` and writes the release folder `destination / release.name`:
     fp16 weights, processor, generation settings and a model card with the results and the training command."""
     model, processor = load_recognizer(run_dir)
-    results = evaluate_release(model, processor, release)
+    decoding, validation_cers = choose_decoding(model, processor, release)
+    model.generation_config.decoding = decoding
+    results = {name: evaluate_release(model, processor, release, name) for name in validation_cers or [decoding]}
+    (Path(run_dir) / "release_results.json").write_text(
+        json.dumps({"decoding": decoding, "validation_cer": validation_cers, "test": results}, indent=2)
+    )
     folder = destination / release.name
     folder.mkdir(parents=True, exist_ok=True)
     model.to(torch.float16).save_pretrained(folder)
@@ -140,12 +163,13 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         repo_id=release.name,
         dataset_name=release.test_sets[next(iter(release.test_sets))],
         dataset_split="test",
-        eval_results=results[next(iter(release.test_sets))],
+        eval_results=results[decoding][next(iter(release.test_sets))],
         eval_samples=release.test_samples,
         training_summary=training_summary(run_dir),
         more_evaluations={
-            release.test_sets[name]: scores for name, scores in list(results.items())[1:]
+            release.test_sets[name]: scores for name, scores in list(results[decoding].items())[1:]
         },
+        decoding=decoding,
         training_command=release.training_command(f"runs/{release.name}"),
     )
     card.save(folder / "README.md")

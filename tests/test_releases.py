@@ -13,7 +13,7 @@ from textrec.scripts import release as release_module
 from textrec.scripts.architectures import get_spec
 from textrec.scripts.export import export_model
 from textrec.scripts.hub_export import export_for_hub
-from textrec.scripts.inference import load_recognizer, recognize
+from textrec.scripts.inference import load_recognizer, preferred_decoding, recognize
 from textrec.scripts.train import ModelArguments, build_model, build_processor
 
 from .remote_code import run_without_textrec
@@ -37,7 +37,7 @@ def small_release():
     test_set = "synthetic-lines:min_chars=3,max_chars=8,augment=false"
     return dataclasses.replace(
         release_module.get_release("self-attention-lines"),
-        test_sets={"print": test_set, "handwriting-style": f"synthetic-lines-handwriting:min_chars=3,max_chars=8"},
+        test_sets={"print": test_set, "handwriting-style": "synthetic-lines-handwriting:min_chars=3,max_chars=8"},
         test_samples=3,
     )
 
@@ -69,8 +69,17 @@ def test_packaged_model_loads_in_fp32_and_reads_as_the_trained_one(trained_run, 
     released, _ = load_recognizer(str(packaged))
     assert next(released.parameters()).dtype == torch.float32
     trained.to(torch.float16).to(torch.float32)  # the rounding the release went through
-    expected = recognize(trained, processor, sample_line_images, progress=False).texts
+    decoding = preferred_decoding(released)
+    expected = recognize(trained, processor, sample_line_images, progress=False, decoding=decoding).texts
     assert recognize(released, processor, sample_line_images, progress=False).texts == expected
+
+
+def test_package_keeps_the_decoding_that_reads_the_validation_lines_better(trained_run, packaged):
+    results = json.loads((trained_run / "release_results.json").read_text())
+    cers = results["validation_cer"]
+    assert set(cers) == {"attention", "ctc"} and results["decoding"] == min(cers, key=cers.get)
+    assert json.loads((packaged / "generation_config.json").read_text())["decoding"] == results["decoding"]
+    assert set(results["test"]) == {"attention", "ctc"}
 
 
 def test_unknown_release_name_lists_the_released_ones():
@@ -86,6 +95,20 @@ def test_installed_release_loads_by_short_name(name):
     assert json.loads((released_model_path(name) / "config.json").read_text())["model_type"] == model.config.model_type
 
 
+@pytest.mark.parametrize("name", [name for name in released_model_names() if name in release_module.RELEASES])
+def test_installed_release_reads_held_out_lines(name):
+    """A guard against shipping broken weights (a bad fp16 conversion, the wrong folder): the release's own
+    benchmark numbers are in its card and README; here 20 clean print lines must read at CER under 5%."""
+    from textrec.processing.data import load_text_recognition_dataset
+    from textrec.scripts.evaluate import evaluate_texts
+
+    release = release_module.get_release(name)
+    dataset = load_text_recognition_dataset(next(iter(release.test_sets.values())), split="test", num_samples=20)
+    model, processor = load_recognizer(name)
+    texts = recognize(model, processor, list(dataset["image"]), progress=False).texts
+    assert evaluate_texts(texts, list(dataset["text"]))["cer"] < 0.05
+
+
 @pytest.mark.slow
 def test_export_loads_without_textrec_and_reads_as_textrec_does(packaged, sample_line_images, tmp_path):
     folder = export_model(str(packaged), tmp_path / "hub")
@@ -94,18 +117,23 @@ def test_export_loads_without_textrec_and_reads_as_textrec_does(packaged, sample
         image.save(tmp_path / f"line{index}.png")
     model, processor = load_recognizer(str(packaged))
     expected = recognize(model, processor, sample_line_images, progress=False).texts
+    expected_attention = recognize(model, processor, sample_line_images, progress=False, decoding="attention").texts
     output = run_without_textrec(
         f"""
         import json
-        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from transformers import AutoModelForImageTextToText, AutoProcessor, pipeline
         model = AutoModelForImageTextToText.from_pretrained({str(folder)!r}, trust_remote_code=True)
         processor = AutoProcessor.from_pretrained({str(folder)!r}, trust_remote_code=True)
-        ids = model.generate(**processor(images=[f"line{{i}}.png" for i in range(3)], return_tensors="pt"))
-        print(json.dumps(processor.batch_decode(ids, skip_special_tokens=True)))
+        images = [f"line{{i}}.png" for i in range(3)]
+        ids = model.generate(**processor(images=images, return_tensors="pt"))
+        read = pipeline("text-recognition", model={str(folder)!r}, trust_remote_code=True)
+        print(json.dumps([[r["generated_text"] for r in read(images, batch_size=8)], processor.batch_decode(ids, skip_special_tokens=True)]))
         """,
         tmp_path,
     )
-    assert json.loads(output.strip().splitlines()[-1]) == expected
+    piped, generated = json.loads(output.strip().splitlines()[-1])
+    assert piped == expected  # the pipeline reads as textrec does, with the model's preferred decoding
+    assert generated == expected_attention
 
 
 def test_export_refuses_a_missing_folder(tmp_path):
