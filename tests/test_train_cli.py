@@ -13,8 +13,6 @@ from textrec.scripts import recognize as recognize_cli
 from textrec.scripts import train as train_cli
 from textrec.scripts.training import TextRecognitionTrainer
 
-from .remote_code import run_without_textrec
-
 
 def tiny_run_arguments(output_dir, max_steps=4, **extra):
     arguments = dict(
@@ -69,41 +67,6 @@ def test_model_card_holds_the_real_evaluation(trained_folder):
     assert "pipeline_tag: image-to-text" in card
     assert "model-index" in card
     assert f"value: {round(results['eval_cer'], 4)}" in card
-
-
-def test_folder_loads_and_recognizes_without_textrec(trained_folder, tmp_path, sample_line_images):
-    model, processor = train_cli_load(trained_folder)
-    inputs = processor(images=sample_line_images, return_tensors="pt")
-    expected = processor.batch_decode(model.generate(**inputs, max_new_tokens=10), skip_special_tokens=True)
-    paths = []
-    for index, image in enumerate(sample_line_images):
-        paths.append(str(tmp_path / f"line{index}.png"))
-        image.save(paths[-1])
-    output = run_without_textrec(
-        f"""
-        import json
-        from transformers import AutoModelForImageTextToText, AutoProcessor, pipeline
-        folder = {str(trained_folder)!r}
-        model = AutoModelForImageTextToText.from_pretrained(folder, trust_remote_code=True).eval()
-        processor = AutoProcessor.from_pretrained(folder, trust_remote_code=True)
-        assert type(processor).__name__ == "TextRecognitionProcessor", type(processor)
-        inputs = processor(images={paths!r}, return_tensors="pt")
-        texts = processor.batch_decode(model.generate(**inputs, max_new_tokens=10), skip_special_tokens=True)
-        recognize = pipeline("text-recognition", model=folder, trust_remote_code=True)
-        piped = [r["generated_text"] for r in recognize({paths!r}, batch_size=2, max_new_tokens=10)]
-        print(json.dumps([texts, piped]))
-        """,
-        tmp_path,
-    )
-    texts, piped = json.loads(output.strip().splitlines()[-1])
-    assert texts == expected
-    assert piped == expected
-
-
-def train_cli_load(folder):
-    from textrec.scripts.inference import load_recognizer
-
-    return load_recognizer(str(folder))
 
 
 def test_recognize_prints_one_line_per_image(trained_folder, tmp_path, sample_line_images, capsys):
