@@ -134,3 +134,28 @@ def test_results_of_the_first_format_merge(tmp_path):
         f"- `{this_run['command']}`: {', '.join(RESNET_TRANSFORMER_ROWS)}",
     ]
     assert "tesseract 5.3.0" in benchmark_recognition.render_table(merged)
+
+
+def test_ablation_variants_change_one_thing_of_the_release_command(tmp_path):
+    from textrec.scripts import ablation_recipe
+    from textrec.scripts.train import parse_arguments
+
+    release_arguments = ablation_recipe.training_arguments("fast", tmp_path / "fast", train_minutes=3)
+    assert [a for a in release_arguments if a.startswith("--max_train_minutes")] == ["--max_train_minutes=3"]
+    model_args, _, training_args = parse_arguments(ablation_recipe.training_arguments("no-ctc", tmp_path / "x", 3))
+    assert model_args.preset == "fast" and '"ctc_loss_weight": 0.0' in model_args.config_overrides
+    model_args, _, training_args = parse_arguments(ablation_recipe.training_arguments("base", tmp_path / "x", 3))
+    assert model_args.preset == "base" and training_args.max_train_minutes == 3
+
+
+def test_ablation_table_shows_each_decoding_or_na():
+    from textrec.scripts import ablation_recipe
+
+    scores = {"print": {"cer": 0.1}, "handwriting-style": {"cer": 0.2}}
+    rows = {
+        "fast": {"parameters": 2_500_000, "steps": 10, "results": {"attention": scores, "ctc": scores}},
+        "no-ctc": {"parameters": 2_400_000, "steps": 12, "results": {"attention": scores}},
+    }
+    table = ablation_recipe.render_table(rows, 5, 1, "python -m textrec.scripts.ablation_recipe")
+    assert "| fast |" in table and "| 10.00% | 10.00% | 20.00% | 20.00% |" in table
+    assert "| 10.00% | n/a | 20.00% | n/a |" in table
