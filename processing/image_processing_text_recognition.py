@@ -163,7 +163,6 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             (for models trained on white-on-black formulas).
     """
 
-    model_input_names = ["pixel_values", "pixel_mask"]
     valid_kwargs = TextRecognitionImageProcessorKwargs
 
     def __init__(
@@ -185,6 +184,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         invert: bool = False,
         **kwargs,
     ):
+        kwargs.pop("model_input_names", None)  # saved by earlier versions; it follows from resize_mode
         super().__init__(**kwargs)
         if num_channels not in (1, 3):
             raise ValueError(f"num_channels must be 1 or 3, got {num_channels}")
@@ -225,12 +225,17 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         self.image_std = self._per_channel("image_std", image_std)
         self.padding_value = padding_value
         self.invert = invert
-        self.model_input_names = ["pixel_values", "pixel_mask"] if self.pads else ["pixel_values"]
 
     @property
     def pads(self) -> bool:
         """Whether batches are padded, and so come with a `pixel_mask` (`PADDED_RESIZE_MODES`)."""
         return self.resize_mode in PADDED_RESIZE_MODES
+
+    @property
+    def model_input_names(self) -> list[str]:
+        """What `preprocess` returns: `pixel_values`, and `pixel_mask` where batches are padded (`pads`).
+        Derived from `resize_mode`, so never saved with the settings."""
+        return ["pixel_values", "pixel_mask"] if self.pads else ["pixel_values"]
 
     def to_dict(self) -> dict:
         # BaseImageProcessor.to_dict drops None values; keep padding_value visible in the saved config.

@@ -1,5 +1,8 @@
-"""recognize() with a transformers `VisionEncoderDecoderModel`, which takes no pixel mask: the processor of a
-fixed-size model gives none."""
+"""The pixel mask, declared once by the image processor (only the resize modes that pad give one), and
+recognize() with a transformers `VisionEncoderDecoderModel`, which takes none: the processor of a fixed-size
+model gives none."""
+
+import json
 
 import torch
 from transformers import TrOCRConfig, ViTConfig, VisionEncoderDecoderConfig, VisionEncoderDecoderModel
@@ -48,3 +51,16 @@ def test_only_padding_resize_modes_give_a_pixel_mask(sample_line_images):
         outputs = image_processor(sample_line_images, return_tensors="pt")
         assert image_processor.pads is pads and ("pixel_mask" in outputs) is pads
         assert image_processor.model_input_names == list(outputs)
+
+
+def test_the_pixel_mask_follows_the_resize_mode_and_is_not_saved(tmp_path):
+    image_processor = TextRecognitionImageProcessor(resize_mode="fixed")
+    image_processor.save_pretrained(tmp_path)
+    assert "model_input_names" not in (tmp_path / "preprocessor_config.json").read_text()
+    image_processor.resize_mode = "keep_aspect"
+    assert image_processor.model_input_names == ["pixel_values", "pixel_mask"]
+    # Folders saved before it was derived hold a list; the resize mode decides all the same.
+    saved = json.loads((tmp_path / "preprocessor_config.json").read_text())
+    saved["model_input_names"] = ["pixel_values", "pixel_mask"]
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(saved))
+    assert TextRecognitionImageProcessor.from_pretrained(tmp_path).model_input_names == ["pixel_values"]
