@@ -28,25 +28,19 @@ def tiny_model(name: str, **overrides):
     return model_class(config)
 
 
-def image_batch(model, batch_size: int = 2, width: int = 64, seed: int = 0):
-    """Images of the model's channel count and default height, the second one half padding."""
+def image_batch(name: str, model, batch_size: int = 2, width: int = 64, seed: int = 0) -> dict:
+    """Images of the model's channel count and default height, the second one half padding, as the
+    architecture's image processor gives them: with a `pixel_mask` only where it pads batches
+    (`TextRecognitionImageProcessor.pads`), so fixed-size models, the TrOCR-based one among them, get none."""
     generator = torch.Generator().manual_seed(seed)
     height = getattr(model.config, "image_height", 32)
     pixel_values = torch.randn(batch_size, model.config.num_channels, height, width, generator=generator)
     pixel_mask = torch.ones(batch_size, height, width, dtype=torch.long)
     pixel_mask[1:, :, width // 2 :] = 0
     pixel_values[1:, :, :, width // 2 :] = 0
-    return pixel_values, pixel_mask
-
-
-def pixel_inputs(name: str, pixel_values, pixel_mask) -> dict:
-    """The image inputs of architecture `name`: `pixel_mask` only where its image processor pads batches
-    (`TextRecognitionImageProcessor.pads`, the one declaration that the processor, collator, pipeline and
-    `recognize()` follow); fixed-size models, transformers' vision encoders among them, get none."""
-    inputs = {"pixel_values": pixel_values}
     if TextRecognitionImageProcessor(**SPECS[name].image_processor_kwargs).pads:
-        inputs["pixel_mask"] = pixel_mask
-    return inputs
+        return {"pixel_values": pixel_values, "pixel_mask": pixel_mask}
+    return {"pixel_values": pixel_values}
 
 
 LABELS = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, -100, -100]])
@@ -55,8 +49,8 @@ LABELS = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, -100, -100]])
 @pytest.mark.parametrize("name", NAMES)
 def test_train_forward_gives_loss_and_gradients_everywhere(name):
     model = tiny_model(name).train()
-    pixel_values, pixel_mask = image_batch(model)
-    output = model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS)
+    inputs = image_batch(name, model)
+    output = model(**inputs, labels=LABELS)
     assert output.logits.shape == (2, LABELS.shape[1], VOCAB_SIZE)
     assert torch.isfinite(output.loss)
     output.loss.backward()
@@ -67,11 +61,11 @@ def test_train_forward_gives_loss_and_gradients_everywhere(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_short_training_run_lowers_loss(name):
     model = tiny_model(name, dropout=0.0).train()
-    pixel_values, pixel_mask = image_batch(model)
+    inputs = image_batch(name, model)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     losses = []
     for _ in range(30):
-        loss = model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS).loss
+        loss = model(**inputs, labels=LABELS).loss
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -82,11 +76,9 @@ def test_short_training_run_lowers_loss(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_cached_generation_equals_uncached(name):
     model = tiny_model(name).eval()
-    pixel_values, pixel_mask = image_batch(model)
-    cached = model.generate(**pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=8, do_sample=False)
-    uncached = model.generate(
-        **pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=8, do_sample=False, use_cache=False
-    )
+    inputs = image_batch(name, model)
+    cached = model.generate(**inputs, max_new_tokens=8, do_sample=False)
+    uncached = model.generate(**inputs, max_new_tokens=8, do_sample=False, use_cache=False)
     assert torch.equal(cached, uncached)
     assert (cached[:, 0] == model.config.decoder_start_token_id).all()
 
@@ -94,12 +86,12 @@ def test_cached_generation_equals_uncached(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_incremental_logits_equal_teacher_forced_logits(name):
     model = tiny_model(name).eval()
-    pixel_values, pixel_mask = image_batch(model)
+    inputs = image_batch(name, model)
     decoder_input_ids = torch.tensor([[1, 5, 6, 7], [1, 9, 10, 3]])
     with torch.no_grad():
-        full = model(**pixel_inputs(name, pixel_values, pixel_mask), decoder_input_ids=decoder_input_ids).logits
+        full = model(**inputs, decoder_input_ids=decoder_input_ids).logits
         encoder = model.get_encoder()
-        encoder_outputs = encoder(**pixel_inputs(name, pixel_values, pixel_mask))
+        encoder_outputs = encoder(**inputs)
         cache, steps = None, []
         for t in range(decoder_input_ids.shape[1]):
             output = model(
@@ -116,8 +108,8 @@ def test_incremental_logits_equal_teacher_forced_logits(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_beam_search_returns_sequences_starting_with_decoder_start(name):
     model = tiny_model(name).eval()
-    pixel_values, pixel_mask = image_batch(model)
-    beams = model.generate(**pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=6, num_beams=3)
+    inputs = image_batch(name, model)
+    beams = model.generate(**inputs, max_new_tokens=6, num_beams=3)
     assert beams.shape[0] == 2 and beams.shape[1] <= 7
     assert (beams[:, 0] == model.config.decoder_start_token_id).all()
 
@@ -131,10 +123,10 @@ def test_save_and_load_round_trip(name, tmp_path):
     assert "AutoModelForImageTextToText" in config["auto_map"]
     reloaded = AutoModelForImageTextToText.from_pretrained(tmp_path).eval()
     assert type(reloaded) is type(model)
-    pixel_values, pixel_mask = image_batch(model)
+    inputs = image_batch(name, model)
     with torch.no_grad():
-        expected = model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS).logits
-        actual = reloaded(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS).logits
+        expected = model(**inputs, labels=LABELS).logits
+        actual = reloaded(**inputs, labels=LABELS).logits
     torch.testing.assert_close(actual, expected)
 
 
@@ -143,9 +135,9 @@ def test_trust_remote_code_load_without_textrec(name, tmp_path):
     model = tiny_model(name).eval()
     folder = tmp_path / "model"
     model.save_pretrained(folder)
-    pixel_values, pixel_mask = image_batch(model)
-    torch.save(pixel_inputs(name, pixel_values, pixel_mask), tmp_path / "inputs.pt")
-    expected = model.generate(**pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=8, num_beams=2)
+    inputs = image_batch(name, model)
+    torch.save(inputs, tmp_path / "inputs.pt")
+    expected = model.generate(**inputs, max_new_tokens=8, num_beams=2)
     output = run_without_textrec(
         f"""
         import torch
@@ -164,22 +156,22 @@ def test_trust_remote_code_load_without_textrec(name, tmp_path):
 @pytest.mark.parametrize("name", NAMES)
 def test_very_wide_image(name):
     model = tiny_model(name).eval()
-    pixel_values, pixel_mask = image_batch(model, width=2048)
+    inputs = image_batch(name, model, width=2048)
     if getattr(model, "requires_fixed_image_size", False):  # a ViT's grid of patches: the processor resizes
         with pytest.raises(ValueError, match="pixel_values"):
-            model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS)
+            model(**inputs, labels=LABELS)
         return
     with torch.no_grad():
-        output = model(**pixel_inputs(name, pixel_values, pixel_mask), labels=LABELS)
+        output = model(**inputs, labels=LABELS)
     assert torch.isfinite(output.loss)
-    ids = model.generate(**pixel_inputs(name, pixel_values, pixel_mask), max_new_tokens=4)
+    ids = model.generate(**inputs, max_new_tokens=4)
     assert ids.shape[0] == 2
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_wrong_channel_count_is_a_clear_error(name):
     model = tiny_model(name).eval()
-    pixel_values, _ = image_batch(model)
+    pixel_values = image_batch(name, model)["pixel_values"]
     wrong = pixel_values.repeat(1, 2, 1, 1)
     with pytest.raises(ValueError, match="pixel_values"):
         model(pixel_values=wrong, labels=LABELS)
