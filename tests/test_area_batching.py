@@ -170,6 +170,7 @@ def training_sampler(dataset: str, count: int, image_settings: dict, max_area: i
     return AreaBatchSampler(sizes, max_area, max_batch_size, seed=7)
 
 
+@pytest.mark.slow
 def test_textrec_train_comer_uses_area_batches(tmp_path, monkeypatch):
     inputs = record_batches(monkeypatch)
     arguments = dict(
@@ -189,6 +190,7 @@ def test_textrec_train_comer_uses_area_batches(tmp_path, monkeypatch):
     assert sum(expected_sizes) == 24 and len(set(expected_sizes)) > 2 and max(expected_sizes) <= 8
 
 
+@pytest.mark.slow
 def test_resuming_in_a_later_epoch_skips_the_batches_already_trained(tmp_path, monkeypatch):
     spec = get_spec("self-attention")  # quicker than CoMER; no augmentation, so the weights must be identical
     model_args = train_cli.ModelArguments(model="self-attention", preset="tiny", max_target_length=48)

@@ -58,6 +58,7 @@ def merged_run(first_run, tmp_path_factory):
     return output_dir
 
 
+@pytest.mark.slow
 def test_smoke_configuration_gives_a_complete_table(first_run):
     assert table_rows(first_run) == FIRST_ROWS
     first = results(first_run)
@@ -66,6 +67,7 @@ def test_smoke_configuration_gives_a_complete_table(first_run):
     assert "benchmark_recognition" in first["command"]
 
 
+@pytest.mark.slow
 def test_resnet_transformer_is_read_greedily_and_with_beam_4(merged_run):
     rows = results(merged_run)["systems"]
     greedy, beam = (rows[name] for name in RESNET_TRANSFORMER_ROWS)
@@ -74,6 +76,7 @@ def test_resnet_transformer_is_read_greedily_and_with_beam_4(merged_run):
     assert greedy["steps"] == beam["steps"] >= 1  # one model, trained once
 
 
+@pytest.mark.slow
 def test_a_second_run_keeps_the_rows_of_the_first(first_run, merged_run):
     first, merged = results(first_run), results(merged_run)
     assert table_rows(merged_run) == [*FIRST_ROWS[:2], *RESNET_TRANSFORMER_ROWS, *FIRST_ROWS[2:]]
@@ -85,6 +88,7 @@ def test_a_second_run_keeps_the_rows_of_the_first(first_run, merged_run):
     assert list(predictions) == list(merged["systems"])
 
 
+@pytest.mark.slow
 def test_a_run_with_other_settings_is_not_merged(first_run, tmp_path):
     output_dir = tmp_path / "benchmark"
     shutil.copytree(first_run, output_dir)

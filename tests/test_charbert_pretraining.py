@@ -257,12 +257,14 @@ def pretrained(tmp_path_factory):
     return folder, results
 
 
+@pytest.mark.slow
 def test_short_pretraining_lowers_both_losses(pretrained):
     _, results = pretrained
     assert results["after"]["mlm_loss"] < results["before"]["mlm_loss"]
     assert results["after"]["nlm_loss"] < results["before"]["nlm_loss"]
 
 
+@pytest.mark.slow
 def test_pretrained_folder_loads_with_its_processor(pretrained):
     folder, results = pretrained
     saved = json.loads((folder / "pretraining_results.json").read_text())
@@ -273,6 +275,7 @@ def test_pretrained_folder_loads_with_its_processor(pretrained):
     assert model(**processor("A fortune.")).word_logits.shape[-1] == model.config.word_vocab_size
 
 
+@pytest.mark.slow
 def test_pretrained_folder_loads_without_textrec(pretrained, tmp_path):
     folder, _ = pretrained
     output = run_without_textrec(

@@ -107,6 +107,7 @@ def train_until_killed(monkeypatch, arguments: list[str], step: int) -> None:
             train_cli.run(arguments)
 
 
+@pytest.mark.slow
 def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch):
     uninterrupted = tmp_path / "uninterrupted"
     train_cli.run(tiny_run_arguments(uninterrupted, max_steps=4))
@@ -123,6 +124,7 @@ def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch
         assert torch.equal(expected[name], actual[name]), name
 
 
+@pytest.mark.slow
 def test_two_process_data_parallel_training_keeps_replicas_identical(tmp_path):
     command = [
         sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29531",
@@ -147,6 +149,7 @@ def test_fine_tuning_with_another_charset_resets_only_embedding_and_head(trained
     assert all(torch.equal(before[name], after[name]) for name in before if name not in resized and "running" not in name and "num_batches" not in name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", ["--max_train_minutes=0.001", "--max_train_cpu_minutes=0.001"])
 def test_time_budget_stops_training_early_with_a_saved_model(tmp_path, budget):
     train_cli.run(tiny_run_arguments(tmp_path / "budget", max_steps=50) + [budget])
@@ -166,6 +169,7 @@ def break_checkpoint(folder, how: str) -> None:
         (folder / "trainer_state.json").write_text(state[: len(state) // 2])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["no trainer state", "truncated weights", "truncated trainer state"])
 def test_resume_skips_a_half_written_checkpoint(tmp_path, monkeypatch, caplog, how):
     """A run killed while writing checkpoint-4 resumes, without help, from checkpoint-2."""

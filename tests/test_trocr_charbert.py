@@ -222,6 +222,7 @@ def test_decoder_refuses_inputs_embeds():
         model.decoder(inputs_embeds=torch.randn(1, 3, 32))
 
 
+@pytest.mark.slow
 def test_textrec_train_trains_saves_and_the_folder_loads_without_textrec(tmp_path):
     """`textrec-train --model trocr-charbert` through Seq2SeqTrainer; the folder holds safetensors and the
     custom code, and loads with trust_remote_code where textrec is not importable."""
@@ -252,6 +253,7 @@ def test_textrec_train_trains_saves_and_the_folder_loads_without_textrec(tmp_pat
     assert output.strip().splitlines()[-1] == "1"
 
 
+@pytest.mark.slow
 def test_study_script_trains_reads_and_reports_every_system(tmp_path):
     from textrec.scripts import study_trocr_charbert
 
