@@ -47,8 +47,16 @@ PYTHON=${PYTHON:-python3}
 # newer build with several GB of CUDA libraries.
 "$PYTHON" -m pip install -q "torch==2.13.0"
 if [ "$INSTALL" = wheel ]; then
+  # Built from a clean copy of the checkout: setuptools reuses its build/ folder, so a wheel built in place
+  # would carry files since deleted from the source (and the build would write into the checkout).
   wheels=$(mktemp -d)
-  "$PYTHON" -m pip wheel -q --no-deps -w "$wheels" .
+  mkdir "$wheels/source"
+  tar -c --exclude=./.git --exclude=./build --exclude=./dist --exclude='*.egg-info' --exclude=__pycache__ \
+    --exclude=./.pytest_cache --exclude=./runs --exclude=./outputs --exclude=./.cache -f - . \
+    | tar -x -C "$wheels/source" -f -
+  "$PYTHON" -m pip wheel -q --no-deps -w "$wheels" "$wheels/source"
+  # pip keeps an installed textrec of the same version (editable or an earlier wheel) unless it is removed.
+  if "$PYTHON" -m pip show -q textrec 2>/dev/null; then "$PYTHON" -m pip uninstall -q -y textrec; fi
   "$PYTHON" -m pip install -q "$(ls "$wheels"/textrec-*.whl)[test]"
   rm -rf "$wheels"
 else
