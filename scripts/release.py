@@ -147,6 +147,8 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
     model, processor = load_recognizer(run_dir)
     decoding, validation_cers = choose_decoding(model, processor, release)
     model.generation_config.decoding = decoding
+    # No longer a copy of the model config: saved as such, it would be rebuilt from it on loading, without `decoding`.
+    model.generation_config._from_model_config = False
     results = {name: evaluate_release(model, processor, release, name) for name in validation_cers or [decoding]}
     (Path(run_dir) / "release_results.json").write_text(
         json.dumps({"decoding": decoding, "validation_cer": validation_cers, "test": results}, indent=2)

@@ -79,6 +79,7 @@ def test_package_keeps_the_decoding_that_reads_the_validation_lines_better(train
     cers = results["validation_cer"]
     assert set(cers) == {"attention", "ctc"} and results["decoding"] == min(cers, key=cers.get)
     assert json.loads((packaged / "generation_config.json").read_text())["decoding"] == results["decoding"]
+    assert preferred_decoding(load_recognizer(str(packaged))[0]) == results["decoding"]
     assert set(results["test"]) == {"attention", "ctc"}
 
 
@@ -92,6 +93,8 @@ def test_unknown_release_name_lists_the_released_ones():
 def test_installed_release_loads_by_short_name(name):
     model, processor = load_recognizer(name)
     assert resolve_model_path(name) == str(released_model_path(name))
+    card = (released_model_path(name) / "README.md").read_text()
+    assert f"generation_config.decoding`: {preferred_decoding(model)}" in card
     assert json.loads((released_model_path(name) / "config.json").read_text())["model_type"] == model.config.model_type
 
 
