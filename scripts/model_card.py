@@ -22,6 +22,7 @@ def render_model_card(
     more_evaluations: dict[str, dict[str, float]] | None = None,
     training_command: str | None = None,
     decoding: str = "attention",
+    training_data: str | None = None,
     template: str = "text_recognition.md",
 ) -> ModelCard:
     """A model card whose metadata holds `pipeline_tag`, tags and a `model-index` entry per metric and dataset.
@@ -31,6 +32,7 @@ def render_model_card(
         more_evaluations: other datasets (same split and size) -> their metric values.
         training_command: the command that trained the model, for the card's "Training" section.
         decoding: how the model reads best, and was evaluated: `"attention"` (`generate()`) or `"ctc"`.
+        training_data: the data it was trained on, when not `dataset_name` (the evaluation data).
     """
     evaluations = {dataset_name: eval_results, **(more_evaluations or {})}
     evaluations = {
@@ -77,6 +79,7 @@ def render_model_card(
         metric_names=[METRIC_NAMES[name] for name in METRIC_NAMES if name in evaluations[dataset_name]],
         training_command=training_command,
         decoding=decoding,
+        training_data=training_data,
         eval_samples=eval_samples,
         training_summary=training_summary,
         preset=preset,

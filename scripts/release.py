@@ -172,6 +172,7 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
             release.test_sets[name]: scores for name, scores in list(results[decoding].items())[1:]
         },
         decoding=decoding,
+        training_data=next(a.split("=", 1)[1] for a in release.train_arguments if a.startswith("--dataset=")),
         training_command=release.training_command(f"runs/{release.name}"),
     )
     card.save(folder / "README.md")

@@ -218,6 +218,7 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
             return
         repo_id = self.args.hub_model_id or model_name or Path(self.args.output_dir).name
         steps = self.state.global_step
+        schedule = self.args.lr_scheduler_type
         batch_size = self.args.per_device_train_batch_size
         batch = f"batch {batch_size} per device"
         if getattr(self.args, "batch_max_area", None) is not None:
@@ -229,7 +230,7 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
             training_summary=(
                 f"{steps} steps of `Seq2SeqTrainer`, {batch}, "
                 f"learning rate {self.args.learning_rate} "
-                f"({self.recipe.summary if self.recipe is not None else self.args.lr_scheduler_type})."
+                f"({self.recipe.summary if self.recipe is not None else getattr(schedule, 'value', schedule)})."
             ),
             **self.card_details,
         )
