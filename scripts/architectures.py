@@ -2,7 +2,7 @@
 the image processor settings its models are trained with, and its own training recipe if it has one."""
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from transformers import AutoProcessor
@@ -46,6 +46,8 @@ class ArchitectureSpec:
             or its file) when given, else its default: characters, or LaTeX tokens for formulas.
         extra_metrics: evaluation metrics besides CER, WER and sequence accuracy (`"exprate"`).
         train_processor_kwargs: processor call options for training batches only (augmentation).
+        preset_changes: preset name -> the fields above that differ for new models of that preset (a CPU
+            preset's image settings, or no architecture recipe for it).
     """
 
     name: str
@@ -58,6 +60,11 @@ class ArchitectureSpec:
     build_tokenizer: Callable = build_char_tokenizer
     extra_metrics: tuple[str, ...] = ()
     train_processor_kwargs: dict = field(default_factory=dict)
+    preset_changes: dict[str, dict] = field(default_factory=dict)
+
+    def for_preset(self, preset: str | None) -> "ArchitectureSpec":
+        """This spec as it trains new models of `preset`."""
+        return replace(self, **self.preset_changes.get(preset, {}))
 
 
 LINE_IMAGES = dict(num_channels=1, resize_mode="keep_aspect", height=32, max_width=512, width_multiple=4)
@@ -170,6 +177,9 @@ SPECS = {
         ),
         image_processor_kwargs=RESNET_TRANSFORMER_IMAGES,
         recipe=RESNET_TRANSFORMER_RECIPE,
+        # The CPU preset reads lines of any length at their aspect ratio, and trains as self-attention's does
+        # (AdamW, --lr_scheduler_type).
+        preset_changes={"fast": dict(image_processor_kwargs=LINE_IMAGES, recipe=None)},
     ),
     "sharp-attention": ArchitectureSpec(
         "sharp-attention",

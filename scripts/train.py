@@ -60,7 +60,7 @@ class ModelArguments:
     preset: str = field(
         default="base",
         metadata={"help": "Hyperparameters: tiny (seconds, tests), base, paper, fast (what a CPU trains to read in "
-                  "an hour; self-attention only).", "choices": ["tiny", "base", "paper", "fast"]},
+                  "an hour; self-attention and resnet-transformer).", "choices": ["tiny", "base", "paper", "fast"]},
     )
     model_name_or_path: str | None = field(
         default=None,
@@ -165,7 +165,9 @@ def parse_arguments(argv: list[str] | None = None):
     (`ArchitectureSpec.recipe.defaults`); values given in `argv` still win."""
     parser = HfArgumentParser((ModelArguments, DataArguments, TextrecTrainingArguments))
     argv = sys.argv[1:] if argv is None else argv
-    spec = SPECS.get(requested_model(argv) or ModelArguments.model)
+    spec = SPECS.get(requested_argument(argv, "model") or ModelArguments.model)
+    if spec is not None:
+        spec = spec.for_preset(requested_argument(argv, "preset") or ModelArguments.preset)
     defaults = spec.recipe.defaults if spec is not None and spec.recipe is not None else {}
     if len(argv) == 1 and argv[0].endswith(".json"):
         with open(argv[0]) as file:
@@ -261,22 +263,22 @@ def training_callbacks(training_args: TextrecTrainingArguments) -> list:
     return callbacks
 
 
-def requested_model(argv: list[str]) -> str | None:
-    """The value of `--model` in `argv` (or in its single JSON file of arguments), if any."""
+def requested_argument(argv: list[str], name: str) -> str | None:
+    """The value of `--name` in `argv` (or in its single JSON file of arguments), if any."""
     if len(argv) == 1 and argv[0].endswith(".json"):
         with open(argv[0]) as file:
-            return json.load(file).get("model")
+            return json.load(file).get(name)
     for index, argument in enumerate(argv):
-        if argument.startswith("--model="):
+        if argument.startswith(f"--{name}="):
             return argument.split("=", 1)[1]
-        if argument == "--model" and index + 1 < len(argv):
+        if argument == f"--{name}" and index + 1 < len(argv):
             return argv[index + 1]
     return None
 
 
 def run(argv: list[str] | None = None) -> dict:
     argv = sys.argv[1:] if argv is None else argv
-    if requested_model(argv) == LANGUAGE_MODEL:
+    if requested_argument(argv, "model") == LANGUAGE_MODEL:
         return pretrain_charbert.run(argv)
     model_args, data_args, training_args = parse_arguments(argv)
     logging.basicConfig(
@@ -289,7 +291,7 @@ def run(argv: list[str] | None = None) -> dict:
     if training_args.should_save:
         check_writable_folder(training_args.output_dir)
     set_seed(training_args.seed)
-    spec = get_spec(model_args.model)
+    spec = get_spec(model_args.model).for_preset(model_args.preset)
     processor = build_processor(model_args, spec)
     model = build_model(model_args, spec, processor)
     if spec.prepare_model is not None:

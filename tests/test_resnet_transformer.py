@@ -288,3 +288,35 @@ def test_textrec_train_uses_adam_and_the_staircase_schedule(tmp_path, monkeypatc
     # Steps 1..4: the start of the warm-up (0), half-way, the peak, then x0.8 per step (decay_steps=1).
     assert rates == pytest.approx([PEAK * f for f in (0.0, 0.5, 1.0, 0.8)])
     assert (output_dir / "modeling_resnet_transformer.py").exists()
+
+
+def test_fast_preset_reads_a_line_as_one_row_of_width_over_4_features():
+    config = ResNetTransformerConfig.from_preset("fast", vocab_size=20)
+    model = ResNetTransformerForTextRecognition(config).eval()
+    assert 2_000_000 < model.num_parameters() < 4_000_000
+    pixel_values = torch.rand(2, 1, 32, 200)
+    pixel_mask = torch.ones(2, 32, 200, dtype=torch.long)
+    pixel_mask[1, :, 100:] = 0
+    with torch.no_grad():
+        encoded = model.encoder(pixel_values, pixel_mask)
+    assert encoded.last_hidden_state.shape == (2, 50, 192) and model.encoder.sequence_length(200) == 50
+    assert encoded.attention_mask.sum(dim=1).tolist() == [50, 25]
+    assert model.ctc_head is not None and model.ctc_decode(pixel_values).shape[0] == 2
+
+
+def test_stage_strides_downsample_the_height_only_past_the_width_stride():
+    from textrec.modeling.resnet_transformer.modeling_resnet_transformer import stage_strides
+
+    assert stage_strides(ResNetTransformerConfig.from_preset("paper")) == [(2, 2), (1, 1), (1, 1)]
+    assert stage_strides(ResNetTransformerConfig.from_preset("fast")) == [(2, 1), (2, 1), (2, 1)]
+    with pytest.raises(ValueError, match="backbone_width_stride"):
+        ResNetTransformerConfig(backbone_output_stride=8, backbone_width_stride=16)
+
+
+def test_fast_preset_trains_at_the_aspect_ratio_with_adamw():
+    model_args, _, args = train_cli.parse_arguments(["--model=resnet-transformer", "--preset=fast"])
+    spec = get_spec("resnet-transformer").for_preset("fast")
+    assert spec.recipe is None and args.learning_rate == 5e-4  # the Trainer's AdamW default, not the paper's peak
+    processor = train_cli.build_processor(model_args, spec)
+    assert processor.image_processor.resize_mode == "keep_aspect"
+    assert train_cli.build_model(model_args, spec, processor).config.backbone_width_stride == 4

@@ -31,6 +31,9 @@ class ResNetTransformerConfig(ConfigPresetsMixin, PretrainedConfig):
         backbone_output_stride (`int`): downsampling of the feature map, 4, 8, 16 or 32 (with four
             stages). The stem divides by 4 and each later stage by 2 until this is reached; the stages after
             it keep their resolution (stride 1), with the same weights as the original ResNet.
+        backbone_width_stride (`int`, *optional*): downsampling of the feature map's width, at most
+            `backbone_output_stride` (default: equal to it). Stages past it downsample the height only (stride
+            `(2, 1)`), as CRNN's pooling does, so that a line keeps one feature per few pixels of width.
         hidden_size (`int`): channels of the 1x1 convolution, and width of the feature sequence and of
             the transformer.
         encoder_layers (`int`): transformer encoder layers.
@@ -46,6 +49,9 @@ class ResNetTransformerConfig(ConfigPresetsMixin, PretrainedConfig):
         scale_embedding (`bool`): multiply token embeddings by sqrt(hidden_size).
         label_smoothing (`float`): label smoothing of the cross-entropy.
         max_target_length (`int`): longest label in tokens, eos included.
+        ctc_loss_weight (`float`): 0 for none (the description); otherwise the weight of an auxiliary CTC
+            loss over the encoder outputs (joint CTC-attention training, see `ctc.py`), the decoder's
+            cross-entropy weighted `1 - ctc_loss_weight`. It also enables `ctc_decode()`.
         initializer_range (`float`, *optional*): standard deviation of the token embedding
             initialisation; defaults to hidden_size ** -0.5.
     """
@@ -75,6 +81,29 @@ class ResNetTransformerConfig(ConfigPresetsMixin, PretrainedConfig):
             ffn_dim=512,
         ),
         "paper": dict(),
+        # What two CPU cores can train to read in an hour (as self-attention's `fast`): a ResNet-18-shaped
+        # backbone of one basic layer per stage and few channels, downsampling the width 4 times and the
+        # height 32 times (a 32-pixel line becomes one row of width/4 features), 2 + 2 transformer layers,
+        # joint CTC-attention training (weight 0.3), no dropout or label smoothing (the synthetic data is
+        # never repeated). Images keep their aspect ratio (the architecture's `fast` image settings).
+        "fast": dict(
+            backbone_embedding_size=32,
+            backbone_hidden_sizes=[32, 64, 96, 160],
+            backbone_depths=[1, 1, 1, 1],
+            backbone_layer_type="basic",
+            backbone_output_stride=32,
+            backbone_width_stride=4,
+            hidden_size=192,
+            encoder_layers=2,
+            decoder_layers=2,
+            num_attention_heads=4,
+            ffn_dim=768,
+            dropout=0.0,
+            attention_dropout=0.0,
+            activation_dropout=0.0,
+            label_smoothing=0.0,
+            ctc_loss_weight=0.3,
+        ),
     }
 
     def __init__(
@@ -88,6 +117,7 @@ class ResNetTransformerConfig(ConfigPresetsMixin, PretrainedConfig):
         backbone_depths: list[int] | None = None,
         backbone_layer_type: str = "bottleneck",
         backbone_output_stride: int = 8,
+        backbone_width_stride: int | None = None,
         hidden_size: int = 512,
         encoder_layers: int = 3,
         decoder_layers: int = 3,
@@ -100,6 +130,7 @@ class ResNetTransformerConfig(ConfigPresetsMixin, PretrainedConfig):
         scale_embedding: bool = True,
         label_smoothing: float = 0.1,
         max_target_length: int = 128,
+        ctc_loss_weight: float = 0.0,
         initializer_range: float | None = None,
         pad_token_id: int = 0,
         bos_token_id: int = 1,
@@ -126,6 +157,14 @@ class ResNetTransformerConfig(ConfigPresetsMixin, PretrainedConfig):
         if backbone_output_stride not in strides:
             raise ValueError(f"backbone_output_stride must be one of {strides}, got {backbone_output_stride}.")
         self.backbone_output_stride = backbone_output_stride
+        if backbone_width_stride is None:
+            backbone_width_stride = backbone_output_stride
+        if backbone_width_stride not in strides or backbone_width_stride > backbone_output_stride:
+            raise ValueError(
+                f"backbone_width_stride must be one of {strides} and at most backbone_output_stride "
+                f"({backbone_output_stride}), got {backbone_width_stride}."
+            )
+        self.backbone_width_stride = backbone_width_stride
         self.hidden_size = hidden_size
         self.encoder_layers = encoder_layers
         self.decoder_layers = decoder_layers
@@ -138,6 +177,9 @@ class ResNetTransformerConfig(ConfigPresetsMixin, PretrainedConfig):
         self.scale_embedding = scale_embedding
         self.label_smoothing = label_smoothing
         self.max_target_length = max_target_length
+        if not 0 <= ctc_loss_weight < 1:
+            raise ValueError(f"ctc_loss_weight must be in [0, 1), got {ctc_loss_weight}.")
+        self.ctc_loss_weight = ctc_loss_weight
         self.initializer_range = initializer_range if initializer_range is not None else hidden_size**-0.5
         super().__init__(
             pad_token_id=pad_token_id,

@@ -6,6 +6,10 @@ convolution with ReLU reduces it to `hidden_size` channels; each column, its hei
 channels, becomes one element of a sequence, brought back to `hidden_size` by a fully connected layer
 with ReLU. Sinusoidal positions are added and a transformer encoder-decoder predicts the characters.
 
+The `fast` preset keeps the design at CPU cost: a small ResNet-18-shaped backbone whose stages past 1/4 of
+the width downsample the height only (`backbone_width_stride`), so that a 32-pixel line becomes one row of
+width/4 features, and an auxiliary CTC head (`ctc_loss_weight`).
+
 `generate()` decodes with beam search of 4 beams ranked by the GNMT length penalty (alpha 0.6) by
 default, greedily with `num_beams=1`, both with a key/value cache, for at most the encoder sequence
 length + `generation_config.extra_decode_length` tokens unless told otherwise.
@@ -17,6 +21,7 @@ from transformers import GenerationConfig, GenerationMixin, PreTrainedModel, Res
 
 from .beam_search import GNMTLengthPenaltyMixin
 from .configuration_resnet_transformer import ResNetTransformerConfig
+from .ctc import CTCHead
 from .initialization import init_recognizer_weights
 from .positional_encoding import SinusoidalPositionalEncoding1D
 from .recognizer import EncoderDecoderRecognizerMixin, RecognizerEncoderOutput, downsample_pixel_mask
@@ -52,6 +57,17 @@ def backbone_config(config: ResNetTransformerConfig) -> ResNetConfig:
     )
 
 
+def stage_strides(config: ResNetTransformerConfig) -> list[tuple[int, int]]:
+    """The `(height, width)` stride of each ResNet stage after the first (which keeps the stem's 1/4): 2 until
+    the feature map is 1/`backbone_output_stride` high and 1/`backbone_width_stride` wide, then 1."""
+    strides, height, width = [], 4, 4
+    for _ in config.backbone_depths[1:]:
+        stride = (2 if height < config.backbone_output_stride else 1, 2 if width < config.backbone_width_stride else 1)
+        height, width = height * stride[0], width * stride[1]
+        strides.append(stride)
+    return strides
+
+
 def downsampled_size(size: int, output_stride: int) -> int:
     """The feature-map size of an image side of `size` pixels: every stride-2 step (the 7x7 and 3x3
     convolutions and the 3x3 max-pool, padded by half their kernel, and the 1x1 shortcuts) rounds up."""
@@ -64,13 +80,13 @@ class ResNetTransformerEncoder(ResNetTransformerPreTrainedModel):
     """ResNet, 1x1 convolution, column folding, fully connected layer, positions, transformer encoder.
 
     `pixel_values (batch, num_channels, image_height, width)` → `last_hidden_state (batch, w, hidden_size)`
-    with `w` = width / `backbone_output_stride` (rounded up): one element per feature-map column, left to right.
+    with `w` = width / `backbone_width_stride` (rounded up): one element per feature-map column, left to right.
     """
 
     def __init__(self, config: ResNetTransformerConfig):
         super().__init__(config)
         self.backbone = ResNetModel(backbone_config(config))
-        self._keep_resolution_after_output_stride()
+        self._set_stage_strides()
         self.projection = nn.Sequential(nn.Conv2d(config.backbone_hidden_sizes[-1], config.hidden_size, 1), nn.ReLU())
         feature_height = downsampled_size(config.image_height, config.backbone_output_stride)
         self.column_projection = nn.Sequential(
@@ -89,24 +105,20 @@ class ResNetTransformerEncoder(ResNetTransformerPreTrainedModel):
         )
         self.post_init()
 
-    def _keep_resolution_after_output_stride(self) -> None:
-        """Sets the stride-2 convolutions of the stages past `backbone_output_stride` to stride 1.
+    def _set_stage_strides(self) -> None:
+        """Sets the stride-2 convolutions of each stage's first layer to `stage_strides(config)`.
 
         ResNetConfig has no per-stage stride; changing it on the modules keeps every parameter name and
         shape, so ImageNet weights in transformers' format still load.
         """
-        stride = 4  # the stem: a stride-2 convolution and a stride-2 max-pool; the first stage keeps it
-        for stage in self.backbone.encoder.stages[1:]:
-            if stride < self.config.backbone_output_stride:
-                stride *= 2
-                continue
+        for stage, stride in zip(self.backbone.encoder.stages[1:], stage_strides(self.config)):
             for module in stage.layers[0].modules():
-                if isinstance(module, nn.Conv2d):
-                    module.stride = (1, 1)
+                if isinstance(module, nn.Conv2d) and module.stride == (2, 2):
+                    module.stride = stride
 
     def sequence_length(self, width: int) -> int:
         """Length of the feature sequence of images `width` pixels wide."""
-        return downsampled_size(width, self.config.backbone_output_stride)
+        return downsampled_size(width, self.config.backbone_width_stride)
 
     def forward(
         self, pixel_values: torch.FloatTensor, pixel_mask: torch.LongTensor | None = None, **kwargs
@@ -164,6 +176,7 @@ class ResNetTransformerForTextRecognition(
             norm_first=config.norm_first,
         )
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size)
+        self.ctc_head = CTCHead(config.hidden_size, config.vocab_size) if config.ctc_loss_weight > 0 else None
         self.post_init()
         for name, value in PAPER_DECODING.items():  # `update` would skip the custom extra_decode_length
             setattr(self.generation_config, name, value)
