@@ -10,6 +10,8 @@ from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelF
 from .charbert.configuration_charbert import CharBertConfig
 from .charbert.modeling_charbert import CharBertForMaskedLM, CharBertModel
 from .comer.configuration_comer import CoMERConfig
+from .crnn.configuration_crnn import CRNNConfig
+from .crnn.modeling_crnn import CRNNEncoder, CRNNForTextRecognition
 from .comer.modeling_comer import CoMEREncoder, CoMERForFormulaRecognition
 from .resnet_transformer.configuration_resnet_transformer import ResNetTransformerConfig
 from .resnet_transformer.modeling_resnet_transformer import (
@@ -31,6 +33,7 @@ ARCHITECTURES = {
     "resnet-transformer": (ResNetTransformerConfig, ResNetTransformerForTextRecognition),
     "sharp-attention": (SharpAttentionConfig, SharpAttentionForTextRecognition),
     "comer": (CoMERConfig, CoMERForFormulaRecognition),
+    "crnn": (CRNNConfig, CRNNForTextRecognition),
     "trocr-charbert": (TrOCRCharBertConfig, TrOCRCharBertForTextRecognition),
 }
 
@@ -60,6 +63,9 @@ __all__ = [
     "CoMERConfig",
     "CoMEREncoder",
     "CoMERForFormulaRecognition",
+    "CRNNConfig",
+    "CRNNEncoder",
+    "CRNNForTextRecognition",
     "ResNetTransformerConfig",
     "ResNetTransformerEncoder",
     "ResNetTransformerForTextRecognition",

@@ -19,6 +19,17 @@ DECODINGS = ("attention", "ctc")
 (`ctc_decode()`, models trained with a CTC loss)."""
 
 
+def available_decodings(model) -> tuple[str, ...]:
+    """The decodings `model` has: `"attention"` where it has a decoder (an encoder-decoder config), `"ctc"` where
+    it has a CTC head (joint CTC-attention training, or a CTC-only model such as CRNN)."""
+    available = []
+    if getattr(model.config, "is_encoder_decoder", False):
+        available.append("attention")
+    if getattr(model, "ctc_head", None) is not None:
+        available.append("ctc")
+    return tuple(available)
+
+
 def preferred_decoding(model) -> str:
     """The decoding a trained model reads best with, measured when it was packaged and kept in its generation
     config as `decoding`; `"attention"` (`generate()`) when it says nothing."""

@@ -194,6 +194,16 @@ SPECS = {
         recipe=SHARP_ATTENTION_RECIPE,
         prepare_model=set_reference_glyphs,
     ),
+    "crnn": ArchitectureSpec(
+        "crnn",
+        *ARCHITECTURES["crnn"],
+        description=(
+            "CRNN: a VGG reduces the 32-pixel-high line to one row of features, a 2-layer bidirectional LSTM reads "
+            "them left to right and a linear classifier trained with CTC reads by best path, with no decoder: the "
+            "model docTR and PaddleOCR users pick, trained as textrec's peer."
+        ),
+        image_processor_kwargs=LINE_IMAGES,
+    ),
     "comer": ArchitectureSpec(
         "comer",
         *ARCHITECTURES["comer"],

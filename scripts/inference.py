@@ -18,7 +18,7 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from textrec.model_cards import released_model_names, resolve_model_path
 from textrec.modeling import ARCHITECTURES
 from textrec.processing.image_processing_text_recognition import load_image
-from textrec.processing.pipeline_text_recognition import DECODINGS, preferred_decoding
+from textrec.processing.pipeline_text_recognition import DECODINGS, available_decodings, preferred_decoding
 
 from . import architectures  # noqa: F401  (registers textrec's processors with AutoProcessor)
 
@@ -162,8 +162,10 @@ def iter_recognize(
     decoding = decoding or preferred_decoding(model)
     if decoding not in DECODINGS:
         raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
-    if decoding == "ctc" and getattr(model, "ctc_head", None) is None:
-        raise ValueError("decoding='ctc' needs a model trained with a CTC head (ctc_loss_weight > 0).")
+    if decoding not in available_decodings(model):
+        if decoding == "ctc":
+            raise ValueError("decoding='ctc' needs a model trained with a CTC head (ctc_loss_weight > 0).")
+        raise ValueError(f"decoding='attention': {type(model).__name__} has no attention decoder; it reads with 'ctc'.")
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     generate_kwargs = dict(num_beams=num_beams, do_sample=False)

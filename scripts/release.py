@@ -27,7 +27,7 @@ from textrec.processing.data import load_text_recognition_dataset
 from . import train as train_cli
 from .architectures import get_spec
 from .evaluate import evaluate_texts
-from .inference import DECODINGS, load_recognizer, recognize
+from .inference import available_decodings, load_recognizer, recognize
 from .model_card import render_model_card
 
 logger = logging.getLogger("textrec.release")
@@ -110,6 +110,13 @@ RELEASES = {
             train_arguments=line_release_arguments("resnet-transformer", max_train_minutes=110),
             test_sets=LINE_TEST_SETS,
         ),
+        # The peer the attention models are measured against, trained identically.
+        Release(
+            name="crnn-lines",
+            architecture="crnn",
+            train_arguments=line_release_arguments("crnn", max_train_minutes=110),
+            test_sets=LINE_TEST_SETS,
+        ),
     )
 }
 
@@ -144,11 +151,12 @@ def evaluate_release(
 
 def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, float]]:
     """The decoding that reads the release's `validation` lines (never its test lines) with the lower mean CER,
-    and each decoding's mean CER there; attention alone for a model without a CTC head."""
-    if getattr(model, "ctc_head", None) is None:
-        return "attention", {}
+    and each decoding's mean CER there; the only one, unmeasured, for a model that has one."""
+    decodings = available_decodings(model)
+    if len(decodings) == 1:
+        return decodings[0], {}
     cers = {}
-    for decoding in DECODINGS:
+    for decoding in decodings:
         results = evaluate_release(model, processor, release, decoding, split="validation")
         cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
     return min(cers, key=cers.get), cers

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers import GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.cache_utils import Cache
@@ -44,6 +43,7 @@ from transformers.utils import ModelOutput
 from .configuration_sharp_attention import SharpAttentionConfig
 from .initialization import init_recognizer_weights
 from .recognizer import EncoderDecoderRecognizerMixin, RecognizerEncoderOutput, recognition_loss, shift_tokens_right
+from .vgg_bilstm import VGGFeatureExtractor, read_columns
 
 
 @dataclass
@@ -139,63 +139,6 @@ class RecurrentStateCache(Cache):
         """Keeps the rows of the beams that survive (beam search)."""
         self.hidden = self.hidden.index_select(0, beam_idx.to(self.hidden.device))
         self.cell = self.cell.index_select(0, beam_idx.to(self.cell.device))
-
-
-def _width_of(value: int | tuple[int, int]) -> int:
-    return value[1] if isinstance(value, tuple) else value
-
-
-def _convolution(
-    in_channels: int, out_channels: int, kernel: int = 3, padding: int = 1, batch_norm: bool = False
-) -> list[nn.Module]:
-    layers = [nn.Conv2d(in_channels, out_channels, kernel, padding=padding, bias=not batch_norm)]
-    if batch_norm:
-        layers.append(nn.BatchNorm2d(out_channels))
-    return [*layers, nn.ReLU(inplace=True)]
-
-
-class VGGFeatureExtractor(nn.Sequential):
-    """The VGG variant of CRNN, as in clovaai's deep-text-recognition-benchmark: seven convolutions
-    (3x3, the fifth and sixth with batch normalisation, the last 2x2 unpadded) and four max-pools (2x2,
-    2x2, 2x1, 2x1).
-
-    `(batch, channels, 32, width)` → `(batch, width / 4 - 1, channels[-1])`: one vector per column of the
-    1-pixel-high feature map (a taller map is averaged over its rows).
-    """
-
-    def __init__(self, in_channels: int, channels: list[int]):
-        c = channels
-        super().__init__(
-            *_convolution(in_channels, c[0]),
-            nn.MaxPool2d(2, 2),
-            *_convolution(c[0], c[1]),
-            nn.MaxPool2d(2, 2),
-            *_convolution(c[1], c[2]),
-            *_convolution(c[2], c[3]),
-            nn.MaxPool2d((2, 1), (2, 1)),
-            *_convolution(c[3], c[4], batch_norm=True),
-            *_convolution(c[4], c[5], batch_norm=True),
-            nn.MaxPool2d((2, 1), (2, 1)),
-            *_convolution(c[5], c[6], kernel=2, padding=0),
-        )
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        return super().forward(images).mean(dim=2).transpose(1, 2)
-
-    def column_centres(self, num_columns: int, device: torch.device | None = None) -> torch.Tensor:
-        """The x of each column's receptive-field centre in input pixels (pixel k spans [k, k + 1]),
-        by receptive-field arithmetic over the layers: 4 + 4 i for this design.
-
-        Returns:
-            `(num_columns,)` float tensor.
-        """
-        start, jump = 0.5, 1.0
-        for layer in self:
-            if isinstance(layer, (nn.Conv2d, nn.MaxPool2d)):
-                kernel, stride, padding = (_width_of(v) for v in (layer.kernel_size, layer.stride, layer.padding))
-                start += ((kernel - 1) / 2 - padding) * jump
-                jump *= stride
-        return start + jump * torch.arange(num_columns, device=device, dtype=torch.float32)
 
 
 class AdditiveAttention(nn.Module):
@@ -448,19 +391,7 @@ class SharpAttentionEncoder(SharpAttentionPreTrainedModel):
                 f"Expected pixel_values of shape (batch, {self.config.num_channels}, {self.config.image_height}, "
                 f"width >= 8), got {tuple(pixel_values.shape)}."
             )
-        columns = self.backbone(pixel_values)
-        attention_mask = None
-        if pixel_mask is None:
-            hidden_states, _ = self.sequence_model(columns)
-        else:
-            image_widths = pixel_mask.amax(dim=1).sum(dim=-1)
-            centres = self.backbone.column_centres(columns.shape[1], device=columns.device)
-            attention_mask = (centres[None] < image_widths[:, None]).long()
-            attention_mask[:, 0] = 1  # every image reads at least its first column
-            lengths = attention_mask.sum(dim=1).cpu()
-            packed = pack_padded_sequence(columns, lengths, batch_first=True, enforce_sorted=False)
-            hidden_states, _ = self.sequence_model(packed)
-            hidden_states, _ = pad_packed_sequence(hidden_states, batch_first=True, total_length=columns.shape[1])
+        hidden_states, attention_mask = read_columns(self.backbone, self.sequence_model, pixel_values, pixel_mask)
         return SharpAttentionEncoderOutput(
             last_hidden_state=hidden_states,
             attention_mask=attention_mask,

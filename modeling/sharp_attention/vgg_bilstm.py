@@ -1,0 +1,1 @@
+../common/vgg_bilstm.py

@@ -1,0 +1,80 @@
+"""What is specific to CRNN, the CTC-only peer: its size, best-path reading through `generate()`, the
+same reading of an image alone and batched with a wider one, and training and reading through the tools."""
+
+import pytest
+import torch
+
+from textrec.modeling import CRNNConfig, CRNNForTextRecognition
+from textrec.processing.pipeline_text_recognition import available_decodings, preferred_decoding
+from textrec.scripts import train as train_cli
+from textrec.scripts.inference import load_recognizer, recognize
+
+from .test_train_cli import tiny_run_arguments
+
+
+def tiny_model(**overrides) -> CRNNForTextRecognition:
+    torch.manual_seed(0)
+    return CRNNForTextRecognition(CRNNConfig.from_preset("tiny", vocab_size=20, max_target_length=12, **overrides)).eval()
+
+
+def test_paper_preset_parameter_count():
+    c = [64, 128, 256, 256, 512, 512, 512]
+    convolutions = sum(9 * a * b + b for a, b in zip([1, *c[:4]], c[:4]))  # 3x3 with bias
+    convolutions += 9 * c[3] * c[4] + 2 * c[4] + 9 * c[4] * c[5] + 2 * c[5]  # 3x3 with batch norm, no bias
+    convolutions += 4 * c[5] * c[6] + c[6]  # the last, 2x2
+    hidden = 256
+    lstm = 2 * 4 * hidden * (c[6] + hidden + 2) + 2 * 4 * hidden * (2 * hidden + hidden + 2)
+    classifier = 2 * hidden * 99 + 99
+    model = CRNNForTextRecognition(CRNNConfig.from_preset("paper", vocab_size=99))
+    assert model.num_parameters() == convolutions + lstm + classifier
+
+
+def test_fast_preset_is_the_size_of_the_attention_models_fast_presets():
+    assert 2_000_000 < CRNNForTextRecognition(CRNNConfig.from_preset("fast")).num_parameters() < 3_000_000
+
+
+def test_generate_is_ctc_best_path_and_refuses_beam_search():
+    model = tiny_model()
+    pixel_values = torch.randn(2, 1, 32, 96)
+    decoded = model.ctc_decode(pixel_values)
+    torch.testing.assert_close(model.generate(pixel_values), decoded)
+    assert model.generate(pixel_values=pixel_values, max_new_tokens=2).shape[1] <= 2
+    with pytest.raises(ValueError, match="best path"):
+        model.generate(pixel_values, num_beams=3)
+    assert available_decodings(model) == ("ctc",) and preferred_decoding(model) == "ctc"
+
+
+def test_an_image_reads_the_same_alone_and_batched_with_a_wider_one():
+    """The pixel mask keeps the padding out of the LSTM, so an image reads as alone. Not exactly: the VGG's last
+    columns have receptive fields reaching into the padding (as in every CNN recognizer), and the backward LSTM
+    carries that small difference leftwards; without the mask the LSTM reads the padding itself."""
+    model = tiny_model()
+    torch.manual_seed(1)
+    narrow, wide = torch.randn(1, 1, 32, 64), torch.randn(1, 1, 32, 128)
+    batch = torch.cat([torch.nn.functional.pad(narrow, (0, 64)), wide])
+    mask = torch.ones(2, 32, 128, dtype=torch.long)
+    mask[0, :, 64:] = 0
+    with torch.no_grad():
+        alone = model(narrow).logits[0]
+        masked = model(batch, pixel_mask=mask)
+        unmasked = model(batch).logits[0, : alone.shape[0]]
+    valid = masked.attention_mask[0].bool()
+    assert int(valid.sum()) == alone.shape[0]
+    masked_difference = (masked.logits[0, valid] - alone).abs().max(dim=-1).values
+    assert masked_difference[:4].max() < 1e-3  # columns far from the padding: as alone
+    assert masked_difference.max() < (unmasked - alone).abs().max() / 3
+    batched_reading = model.ctc_decode(batch, pixel_mask=mask)[0]
+    alone_reading = model.ctc_decode(narrow)[0]
+    assert batched_reading[: len(alone_reading)].tolist() == alone_reading.tolist()
+
+
+def test_textrec_train_trains_and_evaluates_it_and_recognize_reads_with_ctc(tmp_path, sample_line_images):
+    folder = tmp_path / "crnn"
+    arguments = [a for a in tiny_run_arguments(folder) if not a.startswith("--model=")]
+    metrics = train_cli.run([*arguments, "--model=crnn"])
+    assert 0 <= metrics["eval_cer"] and "eval_loss" in metrics
+    model, processor = load_recognizer(folder)
+    assert isinstance(model, CRNNForTextRecognition) and preferred_decoding(model) == "ctc"
+    assert len(recognize(model, processor, sample_line_images, progress=False).texts) == 3
+    with pytest.raises(ValueError, match="no attention decoder"):
+        recognize(model, processor, sample_line_images, decoding="attention", progress=False)
