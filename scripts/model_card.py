@@ -79,6 +79,7 @@ def render_model_card(
         metric_names=[METRIC_NAMES[name] for name in METRIC_NAMES if name in evaluations[dataset_name]],
         training_command=training_command,
         decoding=decoding,
+        has_decoder=bool(getattr(model.config, "is_encoder_decoder", False)),
         training_data=training_data,
         eval_samples=eval_samples,
         training_summary=training_summary,

@@ -78,3 +78,15 @@ def test_textrec_train_trains_and_evaluates_it_and_recognize_reads_with_ctc(tmp_
     assert len(recognize(model, processor, sample_line_images, progress=False).texts) == 3
     with pytest.raises(ValueError, match="no attention decoder"):
         recognize(model, processor, sample_line_images, decoding="attention", progress=False)
+
+
+def test_model_card_reads_with_generate_which_is_best_path():
+    from textrec.scripts.model_card import render_model_card
+
+    card = render_model_card(
+        model=tiny_model(), architecture="crnn", architecture_description="CRNN.", repo_id="crnn-lines",
+        dataset_name="synthetic-lines", dataset_split="test", eval_results={"cer": 0.1}, eval_samples=10,
+        training_summary="4 steps.", decoding="ctc",
+    )
+    assert "ids = model.generate(**inputs)  # CTC best path" in card.content
+    assert "attention decoder" not in card.content
