@@ -1,12 +1,17 @@
-"""Bad input costs nothing else: model folders that name what is broken, one-line errors from the commands,
-and a trained model that survives a failing final evaluation."""
+"""Bad input costs nothing else: datasets checked in full before training, model folders that name what is
+broken, one-line errors from the commands, and a trained model that survives a failing final evaluation."""
 
+import io
 import json
+import logging
 import shutil
 
+import datasets
 import pytest
 import torch
+from PIL import Image
 
+from textrec.processing.data import load_text_recognition_dataset, make_synthetic_lines
 from textrec.scripts import recognize as recognize_cli
 from textrec.scripts import train as train_cli
 from textrec.scripts.architectures import get_spec
@@ -101,3 +106,122 @@ def test_a_failing_final_evaluation_keeps_the_trained_model(tmp_path, monkeypatc
         train_cli.run(tiny_run_arguments(tmp_path / "run", max_steps=2, eval_strategy="no"))
     model, _ = load_recognizer(str(tmp_path / "run"))
     assert model.num_parameters() > 0
+
+
+# ------------------------------------------------------------------------------------------------ datasets
+
+
+@pytest.fixture(scope="module")
+def lines():
+    """Six rendered print lines: (image, text) pairs."""
+    rendered = make_synthetic_lines(6, seed=11, augment=False)
+    return list(zip(rendered["image"], rendered["text"]))
+
+
+def truncated_jpeg(image: Image.Image) -> bytes:
+    """`image` as a JPEG cut in half: Pillow's `verify()` passes it, decoding fails."""
+    buffer = io.BytesIO()
+    image.convert("L").save(buffer, format="JPEG")
+    return buffer.getvalue()[: len(buffer.getvalue()) // 2]
+
+
+def write_folder(folder, lines, entries):
+    """An image folder: `entries` are (file name, text) metadata rows; a file name of `lines` index i ("good3.png")
+    gets line i's image, "cut.jpg" a truncated JPEG, "empty.png" zero bytes, anything else no file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "metadata.jsonl").open("w") as metadata:
+        for name, text in entries:
+            if name.startswith("good"):
+                lines[int(name[4])][0].save(folder / name)
+            elif name == "cut.jpg":
+                (folder / name).write_bytes(truncated_jpeg(lines[0][0]))
+            elif name == "empty.png":
+                (folder / name).write_bytes(b"")
+            metadata.write(json.dumps({"file_name": name, "text": text}) + "\n")
+    return folder
+
+
+def mixed_folder(folder, lines):
+    """Three good rows among one of each bad kind."""
+    return write_folder(
+        folder,
+        lines,
+        [
+            ("good0.png", lines[0][1]),
+            ("cut.jpg", "a JPEG cut short"),
+            ("good1.png", None),
+            ("good2.png", "   "),
+            ("good3.png", 12),
+            ("missing.png", "no such file"),
+            ("good4.png", lines[4][1]),
+            ("empty.png", "zero bytes"),
+            ("good5.png", lines[5][1]),
+        ],
+    )
+
+
+def warnings_of(caplog):
+    return [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+
+
+def test_an_image_folder_is_checked_in_full_and_one_warning_names_each_bad_row(tmp_path, lines, caplog):
+    folder = mixed_folder(tmp_path / "data", lines)
+    with caplog.at_level(logging.WARNING, logger="textrec"):
+        dataset = load_text_recognition_dataset(folder)
+    assert dataset["text"] == [lines[0][1], lines[4][1], lines[5][1]]
+    assert all(isinstance(image, Image.Image) for image in dataset["image"])
+    (warning,) = warnings_of(caplog)
+    assert warning.startswith(f"Skipped 6 of 9 rows of {folder / 'metadata.jsonl'} (")
+    for expected in (
+        "line 2 (cut.jpg): image cannot be decoded (image file is truncated",
+        "line 3 (good1.png): null text",
+        "line 4 (good2.png): empty text ('   ')",
+        "line 5 (good3.png): non-string text (12, a int)",
+        "line 6 (missing.png): image file not found",
+        "line 8 (empty.png): image cannot be decoded",
+    ):
+        assert expected in warning
+    assert "image cannot be decoded: 2" in warning and "\n" not in warning
+
+
+def test_a_malformed_metadata_line_is_named_by_file_and_line(tmp_path, lines):
+    folder = write_folder(tmp_path / "data", lines, [("good0.png", "fine"), ("good1.png", "fine too")])
+    with (folder / "metadata.jsonl").open("a") as metadata:
+        metadata.write('{"file_name": "good2.png", "text": "no closing brace"\n')
+    with pytest.raises(ValueError, match=r"metadata.jsonl, line 3: not valid JSON"):
+        load_text_recognition_dataset(folder)
+
+
+def test_a_folder_without_a_usable_row_is_an_error(tmp_path, lines):
+    folder = write_folder(tmp_path / "data", lines, [("cut.jpg", "cut"), ("good0.png", "")])
+    with pytest.raises(ValueError, match=r"no usable row: 2 of 2 rows .*line 1 \(cut.jpg\)"):
+        load_text_recognition_dataset(folder)
+
+
+def test_a_saved_dataset_is_checked_in_the_rows_kept(tmp_path, lines, caplog):
+    good = io.BytesIO()
+    lines[0][0].save(good, format="PNG")
+    images = [{"bytes": good.getvalue(), "path": None}] * 6
+    images[2] = {"bytes": truncated_jpeg(lines[1][0]), "path": None}
+    texts = ["zero", "one", "two", None, "four", ""]
+    features = datasets.Features({"image": datasets.Image(), "text": datasets.Value("string")})
+    datasets.Dataset.from_dict({"image": images, "text": texts}, features=features).save_to_disk(str(tmp_path / "saved"))
+    with caplog.at_level(logging.WARNING, logger="textrec"):
+        dataset = load_text_recognition_dataset(tmp_path / "saved")
+    assert dataset["text"] == ["zero", "one", "four"]
+    (warning,) = warnings_of(caplog)
+    assert "Skipped 3 of 6 rows" in warning
+    assert "row 2: image cannot be decoded (image file is truncated" in warning
+    assert "row 3: null text" in warning and "row 5: empty text ('')" in warning
+
+
+def test_training_and_evaluation_data_are_checked_before_training_and_the_good_rows_train(tmp_path, lines, caplog):
+    folder = mixed_folder(tmp_path / "data", lines)
+    arguments = [*tiny_run_arguments(tmp_path / "run", max_steps=1), f"--dataset={folder}", f"--eval_dataset={folder}",
+                 "--eval_split=train", "--per_device_train_batch_size=2", "--per_device_eval_batch_size=2"]
+    with caplog.at_level(logging.WARNING, logger="textrec"):
+        metrics = train_cli.run(arguments)
+    skipped = [warning for warning in warnings_of(caplog) if warning.startswith("Skipped")]
+    assert len(skipped) == 2 and all("line 2 (cut.jpg)" in warning for warning in skipped)  # training, evaluation
+    assert metrics["epoch"] == 0.5  # one step of two rows: half an epoch of the three good rows
+    assert (tmp_path / "run" / "model.safetensors").is_file()

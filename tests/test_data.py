@@ -254,7 +254,11 @@ def test_saved_dataset_dict_folder_with_renamed_columns(tmp_path):
 
 
 def test_saved_dataset_folder_and_random_subset(tmp_path):
-    datasets.Dataset.from_dict({"image": [None] * 10, "text": [str(i) for i in range(10)]}).save_to_disk(
+    buffer = io.BytesIO()
+    write_png(buffer)
+    images = [{"bytes": buffer.getvalue(), "path": None}] * 10
+    features = datasets.Features({"image": datasets.Image(), "text": datasets.Value("string")})
+    datasets.Dataset.from_dict({"image": images, "text": [str(i) for i in range(10)]}, features=features).save_to_disk(
         str(tmp_path)
     )
     dataset = load_text_recognition_dataset(tmp_path, num_samples=4, seed=0)

@@ -11,20 +11,33 @@ independent of every training stream a person would pick. Digit sequences also d
 from disjoint pools of digit images (:func:`.synthetic_digits.digit_pool`), one per split. Short
 synthetic texts can still recur across splits by chance (the text corpus is shared); images
 never do.
+
+Checked rows
+------------
+Every source but the synthetic ones (rendered in-process, known good) is checked once, in full, when it is
+loaded: each image is decoded (Pillow's ``verify()`` alone passes a JPEG cut short) and each text must be a
+non-empty string. Rows that fail are left out, with one warning that counts them by cause and names the
+first few (file and line for a ``metadata.jsonl`` folder, else the image file or the row number); a source
+with no usable row is an error. A ``metadata.jsonl`` line that is not a JSON object is an error naming the
+file and line.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import io
 import json
 import logging
 import os
+from collections import Counter
 from pathlib import Path
 
 import datasets
 import numpy as np
 from PIL import Image
 
+from ..image_processing_text_recognition import load_image
 from .crohme import CAPTION_FILE, crohme_splits, load_crohme
 from .iam import load_iam_lines
 from .lmdb_dataset import LMDB_DATA_FILE, is_lmdb_folder, read_lmdb_dataset
@@ -62,8 +75,20 @@ _LOCAL_FORMS = (
     f"validation/ test/ sub-folders), a CROHME folder ({CAPTION_FILE} in split folders), or a folder written "
     "by Dataset.save_to_disk / DatasetDict.save_to_disk"
 )
-MAX_SKIPPED_EXAMPLES = 3
-"""How many skipped file names the warning about unreadable images quotes."""
+DATASET_FORMS = "; ".join(
+    (
+        f"a synthetic dataset ({', '.join(SYNTHETIC_DATASETS)}; options after a colon, e.g. "
+        "mnist-digits:length=13)",
+        "handwritten lines as washington:<folder> or iam:<folder>",
+        _LOCAL_FORMS,
+        "a Hub dataset id (owner/name)",
+    )
+)
+"""What ``load_text_recognition_dataset`` accepts, as its errors list it."""
+MAX_SKIPPED_EXAMPLES = 10
+"""How many skipped rows the warning about the rows left out names."""
+CHECK_BATCH_SIZE = 512
+"""Rows read at a time by :func:`check_rows`."""
 
 
 def split_seed(seed: int, split: str) -> int:
@@ -152,12 +177,15 @@ def load_text_recognition_dataset(
     - A folder with ``metadata.jsonl`` files (``datasets`` ImageFolder convention): one JSON
       object per line with ``file_name`` (relative to the file) and the text; either at the
       top (a single split) or in split sub-folders ``train/``, ``validation/``, ``test/``.
-      Rows whose image is missing or unreadable are skipped, with one warning giving the count.
+      Every row is checked (see "Checked rows" in the module docstring), before ``num_samples`` picks.
     - An LMDB folder in the scene-text benchmarks' layout (``data.mdb`` with ``num-samples``,
       ``image-%09d``, ``label-%09d``; see :mod:`.lmdb_dataset`), at the top or in split sub-folders.
     - A folder written by ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk``.
     - Otherwise a Hub dataset id, through ``datasets.load_dataset`` (needs the network unless
       cached).
+
+    Every source but the synthetic ones is checked (see "Checked rows" in the module docstring): the rows
+    ``num_samples`` keeps, or all the rows of a ``metadata.jsonl`` folder.
 
     Args:
         name_or_path: Synthetic dataset name, local folder or Hub id.
@@ -174,6 +202,10 @@ def load_text_recognition_dataset(
 
     Returns:
         The dataset, with columns ``image`` and ``text`` first.
+
+    Raises:
+        ValueError: a malformed ``metadata.jsonl`` line (the message names file and line), a source with no
+            usable row, or an unknown dataset name when offline (listing the accepted forms).
     """
     name, options = parse_dataset_options(os.fspath(name_or_path))
     if name in SYNTHETIC_DATASETS:
@@ -181,18 +213,20 @@ def load_text_recognition_dataset(
     if synthetic_kwargs:
         raise TypeError(f"{sorted(synthetic_kwargs)} only apply to synthetic datasets {SYNTHETIC_DATASETS}")
     path = Path(name).expanduser()
+    checked = False  # whether the rows were checked while read (a metadata.jsonl folder)
     if name in LINE_DATASETS:
         dataset = _load_line_dataset(name, split, options)
     elif path.exists():
-        dataset = _load_local(path, split, image_column, text_column)
+        dataset, checked = _load_local(path, split, image_column, text_column)
     elif name.startswith((".", "/", "~")) or name.count("/") > 1:  # a path, not an "owner/name" Hub id
         raise FileNotFoundError(f"No such dataset folder: {path}")
     else:
         dataset = _standardize_columns(_load_hub(name, split), image_column, text_column, name)
+    rows = None
     if num_samples is not None and num_samples < len(dataset):
-        chosen = np.sort(np.random.default_rng(seed).choice(len(dataset), size=num_samples, replace=False))
-        dataset = dataset.select(chosen.tolist())
-    return dataset
+        rows = np.sort(np.random.default_rng(seed).choice(len(dataset), size=num_samples, replace=False)).tolist()
+        dataset = dataset.select(rows)
+    return dataset if checked else check_rows(dataset, name, rows)
 
 
 def _load_synthetic(
@@ -230,34 +264,34 @@ def _load_line_dataset(name: str, split: str | None, options: dict) -> datasets.
     return load_iam_lines(root, split_file=split_files[split], **options)
 
 
-def _load_local(path: Path, split: str | None, image_column: str, text_column: str) -> datasets.Dataset:
-    """Load an image folder, an LMDB folder or a ``save_to_disk`` folder."""
+def _load_local(path: Path, split: str | None, image_column: str, text_column: str) -> tuple[datasets.Dataset, bool]:
+    """Load an image folder, an LMDB folder or a ``save_to_disk`` folder; and whether its rows were checked
+    while read (a ``metadata.jsonl`` folder)."""
     if not path.is_dir():
         raise ValueError(f"{path} is a file; expected {_LOCAL_FORMS}")
     file_key = "file_name" if image_column == "image" else image_column
     if crohme_splits(path):
-        return load_crohme(path, split)
+        return load_crohme(path, split), False
     split_folders = _split_folders(path)
     if split_folders:
-        return _read_image_folder(
-            split_folders[_pick_split(list(split_folders), split, path)], file_key, text_column
-        )
+        folder = split_folders[_pick_split(list(split_folders), split, path)]
+        return _read_image_folder(folder, file_key, text_column), True
     if (path / METADATA_FILE).is_file():
         _pick_split(["train"], split, path)
-        return _read_image_folder(path, file_key, text_column)
+        return _read_image_folder(path, file_key, text_column), True
     lmdb_folders = _split_folders(path, LMDB_DATA_FILE)
     if lmdb_folders:
-        return read_lmdb_dataset(lmdb_folders[_pick_split(list(lmdb_folders), split, path)])
+        return read_lmdb_dataset(lmdb_folders[_pick_split(list(lmdb_folders), split, path)]), False
     if is_lmdb_folder(path):
         _pick_split(["train"], split, path)
-        return read_lmdb_dataset(path)
+        return read_lmdb_dataset(path), False
     if (path / "dataset_dict.json").is_file() or (path / "state.json").is_file():
         saved = datasets.load_from_disk(str(path))
         if isinstance(saved, datasets.DatasetDict):
             saved = saved[_pick_split(list(saved), split, path)]
         else:
             _pick_split(["train"], split, path)
-        return _standardize_columns(saved, image_column, text_column, str(path))
+        return _standardize_columns(saved, image_column, text_column, str(path)), False
     raise ValueError(f"{path} is not a dataset folder; expected {_LOCAL_FORMS}")
 
 
@@ -285,43 +319,111 @@ def _pick_split(available: list[str], split: str | None, source: Path | str) -> 
     return split
 
 
-def _is_readable_image(path: Path) -> bool:
-    """Whether ``path`` is an image file Pillow can open (checked with ``verify``, without decoding)."""
+def image_problem(image) -> str | None:
+    """Why ``image`` cannot be read, or None. ``image`` is a file path, encoded bytes, or ``datasets.Image``'s
+    undecoded value (a dict of ``bytes`` and ``path``). The image is decoded in full, as training reads it:
+    Pillow's ``verify()`` alone passes a JPEG cut short."""
+    if isinstance(image, dict):
+        image = image["bytes"] if image.get("bytes") is not None else image.get("path")
+    if image is None:
+        return "no image"
+    if isinstance(image, (str, os.PathLike)) and not os.path.isfile(image):
+        return "image file not found"
     try:
-        with Image.open(path) as image:
-            image.verify()
-    except (OSError, SyntaxError, ValueError):
-        return False
-    return True
+        with Image.open(io.BytesIO(image) if isinstance(image, bytes) else image) as opened:
+            opened.load()
+            load_image(opened)  # zero size, odd modes
+    except (OSError, SyntaxError, ValueError, TypeError, Image.DecompressionBombError) as error:
+        return f"image cannot be decoded ({error})"
+    return None
+
+
+def text_problem(text) -> str | None:
+    """Why ``text`` cannot be a label (null, empty or blank, not a string), or None."""
+    if text is None:
+        return "null text"
+    if not isinstance(text, str):
+        return f"non-string text ({text!r}, a {type(text).__name__})"
+    if not text.strip():
+        return f"empty text ({text!r})"
+    return None
+
+
+def check_rows(dataset: datasets.Dataset, source: str, rows: list[int] | None = None) -> datasets.Dataset:
+    """``dataset`` without the rows whose image cannot be decoded or whose text is null or empty; one warning
+    counts them and names the first few by their row number in ``source`` (from 0, as ``dataset[i]``) and
+    image file, where it has one.
+
+    Args:
+        dataset: columns ``image`` (``datasets.Image``) and ``text``.
+        source: the dataset's name, for the messages.
+        rows: the row numbers of ``dataset``'s rows in ``source`` (when a subset was taken); default 0, 1, ...
+
+    Raises:
+        ValueError: no row is usable.
+    """
+    problems, keep = [], []
+    raw = dataset.select_columns(["image", "text"]).with_format("arrow")
+    for begin in range(0, len(dataset), CHECK_BATCH_SIZE):
+        batch = raw[begin : begin + CHECK_BATCH_SIZE]
+        for offset, (image, text) in enumerate(zip(batch["image"].to_pylist(), batch["text"].to_pylist())):
+            index = begin + offset
+            problem = text_problem(text) or image_problem(image)
+            if problem is None:
+                keep.append(index)
+                continue
+            number = rows[index] if rows is not None else index
+            path = image.get("path") if isinstance(image, dict) else None
+            problems.append((f"row {number}" + (f" ({path})" if path else ""), problem))
+    _report_skipped(problems, len(dataset), source)
+    return dataset if not problems else dataset.select(keep)
+
+
+def _report_skipped(problems: list[tuple[str, str]], total: int, source) -> None:
+    """One warning about the rows left out, given as ``(where, why)``; an error when all of them are."""
+    if not problems:
+        return
+    causes = Counter(why.split(" (")[0] for _, why in problems)  # "empty text ('  ')" counts as "empty text"
+    summary = (
+        f"{len(problems)} of {total} rows of {source} ("
+        + ", ".join(f"{cause}: {count}" for cause, count in causes.items())
+        + "): "
+        + "; ".join(f"{where}: {why}" for where, why in problems[:MAX_SKIPPED_EXAMPLES])
+        + ("; ..." if len(problems) > MAX_SKIPPED_EXAMPLES else "")
+    )
+    if len(problems) == total:
+        raise ValueError(f"no usable row: {summary}")
+    logger.warning("Skipped %s", summary)
 
 
 def _read_image_folder(folder: Path, file_key: str, text_column: str) -> datasets.Dataset:
-    """Read ``folder/metadata.jsonl`` into a dataset, skipping rows whose image cannot be read."""
+    """Read ``folder/metadata.jsonl`` into a dataset, checking every row as :func:`check_rows` does; the
+    rows left out are named by line and file."""
     metadata = folder / METADATA_FILE
-    rows, skipped = [], []
+    rows, problems = [], []
     with metadata.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
-            row = json.loads(line)
+            try:
+                row = json.loads(line)
+            except ValueError as error:
+                raise ValueError(f"{metadata}, line {number}: not valid JSON ({error})") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{metadata}, line {number}: expected a JSON object, got {type(row).__name__}")
             missing = [key for key in (file_key, text_column) if key not in row]
             if missing:
                 raise ValueError(f"{metadata}, line {number}: no {missing} (keys: {sorted(row)})")
-            image_path = folder / row.pop(file_key)
-            if not _is_readable_image(image_path):
-                skipped.append(image_path.name)
+            image_path = folder / str(row.pop(file_key))
+            text = row.pop(text_column)
+            problem = text_problem(text) or image_problem(image_path)
+            if problem is not None:
+                problems.append((f"line {number} ({image_path.name})", problem))
                 continue
-            rows.append({"image": str(image_path), "text": str(row.pop(text_column)), **row})
-    if skipped:
-        logger.warning(
-            "Skipped %d of %d rows of %s whose image is missing or unreadable (e.g. %s)",
-            len(skipped),
-            len(skipped) + len(rows),
-            metadata,
-            ", ".join(skipped[:MAX_SKIPPED_EXAMPLES]),
-        )
+            rows.append({"image": str(image_path), "text": text, **row})
+    _report_skipped(problems, len(problems) + len(rows), metadata)
     if not rows:
-        raise ValueError(f"{metadata} lists no readable image")
+        raise ValueError(f"{metadata} lists no image")
     columns = {key: None for row in rows for key in row}
     dataset = datasets.Dataset.from_dict({key: [row.get(key) for row in rows] for key in columns})
     return dataset.cast_column("image", datasets.Image())
@@ -333,10 +435,11 @@ def _load_hub(name: str, split: str | None) -> datasets.Dataset:
         loaded = datasets.load_dataset(name, split=split)
     except Exception as error:
         if datasets.config.HF_HUB_OFFLINE:
+            close = difflib.get_close_matches(name.partition(":")[0], SYNTHETIC_DATASETS + LINE_DATASETS, n=1)
             raise ConnectionError(
-                f"{name!r} is not a synthetic dataset ({', '.join(SYNTHETIC_DATASETS)}) nor an existing "
-                "folder, and loading it from the Hub failed in offline mode (HF_HUB_OFFLINE=1): it is not "
-                "in the local cache. Run once online, or pass a local folder."
+                f"unknown dataset {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                + ": no such folder, and no Hub dataset of that name in the local cache (offline mode, "
+                f"HF_HUB_OFFLINE=1). Expected one of: {DATASET_FORMS}."
             ) from error
         raise
     if isinstance(loaded, datasets.DatasetDict):
