@@ -69,6 +69,7 @@ class TextRecognitionProcessor(ProcessorMixin):
         max_label_length: int | None = None,
         padding: bool | str = True,
         do_scale_augmentation: bool = False,
+        warn_out_of_vocabulary: bool = True,
     ) -> BatchFeature:
         """Prepare model inputs and/or training labels.
 
@@ -81,6 +82,8 @@ class TextRecognitionProcessor(ProcessorMixin):
             padding: accepted for pipeline compatibility; sequences are always padded to the longest in
                 the batch (`True` or `"longest"`).
             do_scale_augmentation: randomly rescale the images (training batches; see the image processor).
+            warn_out_of_vocabulary: log the warning below; `False` where the texts were checked once before
+                (a training collator, whose dataset was checked as a whole).
 
         Returns:
             `BatchFeature` with, depending on the inputs given:
@@ -94,7 +97,7 @@ class TextRecognitionProcessor(ProcessorMixin):
                 sample index, its length and the limit), or an image that cannot be used.
 
         Characters (or LaTeX tokens) outside the vocabulary become `<unk>`; each call logs one warning with
-        their count.
+        their count (see `out_of_vocabulary`).
         """
         if images is None and text is None and text_target is None:
             raise ValueError("nothing to process: give images, text (a decoding prefix) or text_target")
@@ -111,7 +114,8 @@ class TextRecognitionProcessor(ProcessorMixin):
         }
         if len(set(sizes.values())) > 1 or 0 in sizes.values():
             raise ValueError(f"batch sizes must be equal and non-zero, got {sizes}")
-        self._warn_out_of_vocabulary((texts or []) + (targets or []))
+        if warn_out_of_vocabulary:
+            self._warn_out_of_vocabulary((texts or []) + (targets or []))
         if texts is not None:
             data.update(self._prefix_ids(texts))
         if targets is not None:
@@ -119,11 +123,15 @@ class TextRecognitionProcessor(ProcessorMixin):
             data["labels"] = self._label_ids(targets, limit)
         return BatchFeature(data, tensor_type=return_tensors)
 
-    def _warn_out_of_vocabulary(self, texts: list[str]) -> None:
+    def out_of_vocabulary(self, texts: list[str]) -> list[str]:
+        """The characters (or LaTeX tokens) of `texts` that the vocabulary lacks, as often as they occur."""
         # The tokenizer's own pre-tokenizer gives the units it looks up: characters, or LaTeX tokens.
         vocab = self.tokenizer.get_vocab()
         pieces = self.tokenizer.backend_tokenizer.pre_tokenizer.pre_tokenize_str
-        unknown = [piece for text in texts for piece, _ in pieces(text) if piece not in vocab]
+        return [piece for text in texts for piece, _ in pieces(text) if piece not in vocab]
+
+    def _warn_out_of_vocabulary(self, texts: list[str]) -> None:
+        unknown = self.out_of_vocabulary(texts)
         if unknown:
             characters = all(len(piece) == 1 for piece in unknown)
             distinct = ("" if characters else " ").join(dict.fromkeys(unknown))

@@ -33,7 +33,7 @@ from transformers import Seq2SeqTrainingArguments, TrOCRForCausalLM, ViTModel, V
 from textrec.modeling import TrOCRCharBertConfig, TrOCRCharBertForTextRecognition
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
 from textrec.processing.data import load_text_recognition_dataset
-from textrec.processing.data.collator import TextRecognitionCollator, drop_overlong_labels
+from textrec.processing.data.collator import TextRecognitionCollator, check_labels
 
 from .architectures import TROCR_LINE_IMAGES
 from .evaluate import evaluate_texts
@@ -188,8 +188,8 @@ def run(argv: list[str] | None = None) -> dict:
     test_dataset = load_text_recognition_dataset(
         args.dataset, split="test", num_samples=args.test_samples, seed=args.seed, **clean
     )
-    train_dataset = drop_overlong_labels(train_dataset, processor.tokenizer, args.max_target_length, "train")
-    test_dataset = drop_overlong_labels(test_dataset, processor.tokenizer, args.max_target_length, "test")
+    train_dataset = check_labels(train_dataset, processor, args.max_target_length, "train")
+    test_dataset = check_labels(test_dataset, processor, args.max_target_length, "test")
     images, references = list(test_dataset["image"]), list(test_dataset["text"])
 
     results, predictions = {}, {"references": references}

@@ -26,7 +26,7 @@ from transformers import HfArgumentParser, Seq2SeqTrainingArguments, set_seed
 from textrec.model_cards import resolve_model_path
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
 from textrec.processing.data import load_text_recognition_dataset
-from textrec.processing.data.collator import TextRecognitionCollator, drop_overlong_labels
+from textrec.processing.data.collator import TextRecognitionCollator, check_labels
 from textrec.processing.metrics import make_compute_metrics
 
 from . import pretrain_charbert
@@ -232,6 +232,11 @@ def build_model(model_args: ModelArguments, spec, processor: TextRecognitionProc
 
 
 def load_splits(data_args: DataArguments, training_args, processor, max_label_length: int):
+    """The training and evaluation datasets, both checked before training starts, each check with one warning:
+    rows whose image cannot be decoded or whose text is null or empty are left out by
+    `load_text_recognition_dataset` (user data; the synthetic sets are known good), over-long labels by
+    `check_labels`, which also names the characters outside the vocabulary (the collators then stay quiet
+    about them)."""
     columns = dict(image_column=data_args.image_column, text_column=data_args.text_column)
     with training_args.main_process_first(desc="preparing the datasets"):
         train_dataset = load_text_recognition_dataset(
@@ -247,8 +252,8 @@ def load_splits(data_args: DataArguments, training_args, processor, max_label_le
             num_samples=data_args.max_eval_samples,
             **columns,
         )
-    train_dataset = drop_overlong_labels(train_dataset, processor.tokenizer, max_label_length, "train")
-    eval_dataset = drop_overlong_labels(eval_dataset, processor.tokenizer, max_label_length, "evaluation")
+    train_dataset = check_labels(train_dataset, processor, max_label_length, "train")
+    eval_dataset = check_labels(eval_dataset, processor, max_label_length, "evaluation")
     return train_dataset, eval_dataset
 
 
@@ -306,8 +311,10 @@ def run(argv: list[str] | None = None) -> dict:
         args=training_args,
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
-        data_collator=TextRecognitionCollator(processor),
-        train_data_collator=TextRecognitionCollator(processor, spec.train_processor_kwargs),
+        data_collator=TextRecognitionCollator(processor, warn_out_of_vocabulary=False),
+        train_data_collator=TextRecognitionCollator(
+            processor, spec.train_processor_kwargs, warn_out_of_vocabulary=False
+        ),
         processing_class=processor,
         compute_metrics=make_compute_metrics(
             processor, normalization=data_args.metric_normalization, extra_metrics=spec.extra_metrics
