@@ -204,13 +204,18 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
 
 
 def training_summary(run_dir: str) -> str:
-    """The training paragraph of the run's own model card (steps, batches, schedule), if it wrote one."""
+    """The training paragraph of the run's own model card (steps, batches, schedule), if it wrote one, and the
+    wall-clock time of its training (of the last session only, for a run resumed from a checkpoint)."""
+    summary = "see the training command below."
     card = Path(run_dir) / "README.md"
     if card.is_file():
         for line in card.read_text().splitlines():
             if line.startswith("- Training: "):
-                return line.removeprefix("- Training: ")
-    return "see the training command below."
+                summary = line.removeprefix("- Training: ")
+    results = Path(run_dir) / "all_results.json"
+    if results.is_file() and "train_runtime" in (metrics := json.loads(results.read_text())):
+        summary += f" Trained in {metrics['train_runtime'] / 60:.0f} wall-clock minutes."
+    return summary
 
 
 def build_parser() -> argparse.ArgumentParser:
