@@ -37,6 +37,11 @@ PADDED_RESIZE_MODES = ("keep_aspect", "limits")
 the same size and nothing is padded. This is the one place that says whether a model receives a pixel mask:
 the processor, collator, pipeline and `recognize()` pass on what the processor returns."""
 _SIXTEEN_BIT_MODES = ("I", "I;16", "I;16B", "I;16L", "I;16N")
+MIN_IMAGE_SIDE = 8
+"""An image with a side shorter than this many pixels is too small to hold readable text (`size_warning`)."""
+MAX_ASPECT_CHANGE = 8.0
+"""Resizing that changes an image's aspect ratio by more than this factor (a very long line squeezed into
+`max_width`, a sliver stretched to a pixel's width) leaves little of its text readable (`size_warning`)."""
 
 
 def load_image(source) -> Image.Image:
@@ -314,6 +319,22 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             min(max(round(height * factor), self.min_height), self.max_height),
             min(max(round(width * factor), self.min_width), self.max_width),
         )
+
+    def size_warning(self, width: int, height: int) -> str | None:
+        """Why an image of `width` x `height` pixels lies far outside what the model reads, or None: a side
+        shorter than `MIN_IMAGE_SIDE`, or an aspect ratio that resizing (`output_size`) changes by more than
+        `MAX_ASPECT_CHANGE` times. Such an image is still read; recognition warns about it."""
+        if min(width, height) < MIN_IMAGE_SIDE:
+            return f"tiny image ({width}x{height} pixels, width x height)"
+        out_height, out_width = self.output_size(height, width)
+        change = (width / height) / (out_width / out_height)
+        if max(change, 1 / change) > MAX_ASPECT_CHANGE:
+            how = "squeezed" if change > 1 else "stretched"
+            return (
+                f"extreme aspect ratio ({width}x{height} pixels, width x height; resized to {out_width}x{out_height}, "
+                f"its width {how} {max(change, 1 / change):.0f} times)"
+            )
+        return None
 
     def _image_to_array(self, image: Image.Image, scale: float = 1.0) -> np.ndarray:
         """8-bit L/RGB image -> float32 (num_channels, resized_height, resized_width), normalised."""

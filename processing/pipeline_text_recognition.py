@@ -8,10 +8,18 @@ textrec.processing` (or from a saved folder with `trust_remote_code=True`):
     # [{"generated_text": "..."}, {"generated_text": "..."}]
 """
 
+import os
+
 from torch.utils.data import DataLoader
 from transformers import AutoModelForImageTextToText, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY
 from transformers.pipelines.pt_utils import PipelineDataset, PipelineIterator
+from transformers.utils import logging
+
+from .image_processing_text_recognition import load_image
+
+
+logger = logging.get_logger(__name__)
 
 
 DECODINGS = ("attention", "ctc")
@@ -43,7 +51,9 @@ class TextRecognitionPipeline(Pipeline):
     """Recognizes the text of line images with a textrec (or any image-to-text `generate()`) model.
 
     Call arguments: `decoding` (`"attention"` or `"ctc"`; default: the model's `preferred_decoding`),
-    `max_new_tokens` and `num_beams` for `generate()`; `batch_size` as for every pipeline.
+    `max_new_tokens` and `num_beams` for `generate()`; `batch_size` as for every pipeline. An empty list of
+    images gives an empty list. An image far outside what the model reads (tiny, or of an extreme aspect
+    ratio: the image processor's `size_warning`) is read, with a one-line warning naming it.
     """
 
     _load_processor = True
@@ -61,9 +71,19 @@ class TextRecognitionPipeline(Pipeline):
             forward_kwargs["decoding"] = decoding
         return {}, forward_kwargs, {}
 
+    def __call__(self, inputs, *args, **kwargs):
+        if isinstance(inputs, (list, tuple)) and not inputs:
+            return []  # transformers' Pipeline looks at the first input to tell chats from images
+        return super().__call__(inputs, *args, **kwargs)
+
     def preprocess(self, image):
         # Images stay images until a batch is formed, so the processor pads each batch itself.
-        return {"images": [image]}
+        loaded = load_image(image)
+        problem = self.processor.image_processor.size_warning(loaded.width, loaded.height)
+        if problem is not None:
+            name = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "an image"
+            logger.warning(f"{name}: {problem}; read all the same")
+        return {"images": [loaded]}
 
     def _forward(self, model_inputs, decoding=None, **generate_kwargs):
         inputs = self.processor(images=model_inputs["images"], return_tensors="pt").to(self.device)

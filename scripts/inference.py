@@ -1,6 +1,7 @@
 """Loading a trained recognizer and reading many images with it, in batches, with a progress bar."""
 
 import json
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -22,6 +23,8 @@ from textrec.processing.pipeline_text_recognition import DECODINGS, available_de
 
 from . import architectures  # noqa: F401  (registers textrec's processors with AutoProcessor)
 
+
+logger = logging.getLogger(__name__)
 
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 """What a model folder needs besides the processor settings (`processor_config.json`)."""
@@ -83,14 +86,11 @@ def check_model_folder(folder: str | os.PathLike) -> None:
         )
 
 
-def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.dtype = torch.float32):
-    """The model (in eval mode, in `dtype`) and processor of a released model's short name
-    (`self-attention-lines`, see `textrec.model_cards.released_model_names()`), a folder or a Hub repository.
-
-    Released weights are stored in fp16 to stay small; they are read in fp32 by default, which CPUs run
-    fastest. A local folder is checked first (`check_model_folder`); one that does not exist is reported as
-    such, not as a failed download. Code inside the folder is never run (no prompt either): textrec's own
-    classes read it, and a `model_type` textrec does not know is an error.
+def check_model_source(model_name_or_path: str) -> str:
+    """The folder or Hub id that `model_name_or_path` names (a released model's short name becomes its folder),
+    checked before transformers reads it: a local folder by `check_model_folder`; a name that is no folder and
+    no released name, and that (offline) no Hub repository in the local cache has, is reported as such, not as
+    a failed download.
 
     Raises:
         FileNotFoundError: no such folder or released name, or a file of the folder is missing.
@@ -102,6 +102,23 @@ def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.d
     elif looks_like_a_path(resolved) or (os.environ.get("HF_HUB_OFFLINE") == "1" and not in_hub_cache(resolved)):
         released = ", ".join(released_model_names()) or "none installed"
         raise FileNotFoundError(f"no such model folder or released name: {model_name_or_path} (released: {released})")
+    return resolved
+
+
+def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.dtype = torch.float32):
+    """The model (in eval mode, in `dtype`) and processor of a released model's short name
+    (`self-attention-lines`, see `textrec.model_cards.released_model_names()`), a folder or a Hub repository.
+
+    Released weights are stored in fp16 to stay small; they are read in fp32 by default, which CPUs run
+    fastest. The name is checked first (`check_model_source`): a broken folder names its broken file, a
+    missing one is reported as such, not as a failed download. Code inside the folder is never run (no
+    prompt either): textrec's own classes read it, and a `model_type` textrec does not know is an error.
+
+    Raises:
+        FileNotFoundError: no such folder or released name, or a file of the folder is missing.
+        ValueError: a file is empty or cut short; the tokenizer has more tokens than the model's vocabulary.
+    """
+    resolved = check_model_source(model_name_or_path)
     model = AutoModelForImageTextToText.from_pretrained(resolved, dtype=dtype, trust_remote_code=False)
     processor = AutoProcessor.from_pretrained(resolved, trust_remote_code=False)
     return model.to(device).eval(), processor
@@ -151,7 +168,9 @@ def iter_recognize(
 
     An image that cannot be loaded (missing, empty or corrupt file, zero size, unsupported array) raises a
     `ValueError` naming its position in the whole list and its file (`on_error="raise"`), or, with
-    `on_error="skip"`, yields `(position, None, why)` and the other images are read all the same.
+    `on_error="skip"`, yields `(position, None, why)` and the other images are read all the same. An image far
+    outside what the model reads (tiny, or of an extreme aspect ratio: the image processor's `size_warning`)
+    is read, with a one-line warning naming it.
 
     The model receives what the processor returns (a `pixel_mask` only where its image processor pads).
     """
@@ -181,6 +200,10 @@ def iter_recognize(
                 if on_error == "raise":
                     raise type(error)(message) from error
                 failures[index] = message
+                continue
+            problem = processor.image_processor.size_warning(loaded[index].width, loaded[index].height)
+            if problem is not None:
+                logger.warning("%s: %s; read all the same", describe_image(images[index], index, len(images)), problem)
         texts = {}
         if loaded:
             inputs = processor(images=list(loaded.values()), return_tensors="pt").to(model.device)

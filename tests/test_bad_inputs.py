@@ -10,13 +10,14 @@ import datasets
 import pytest
 import torch
 from PIL import Image
+from transformers import pipeline
 
 from textrec.processing.data import load_text_recognition_dataset, make_synthetic_lines
 from textrec.scripts import recognize as recognize_cli
 from textrec.scripts import train as train_cli
 from textrec.scripts.architectures import get_spec
 from textrec.scripts.hub_export import export_for_hub
-from textrec.scripts.inference import load_recognizer
+from textrec.scripts.inference import load_recognizer, recognize
 from textrec.scripts.train import ModelArguments, build_model, build_processor
 from textrec.scripts.training import TextRecognitionTrainer
 
@@ -225,3 +226,33 @@ def test_training_and_evaluation_data_are_checked_before_training_and_the_good_r
     assert len(skipped) == 2 and all("line 2 (cut.jpg)" in warning for warning in skipped)  # training, evaluation
     assert metrics["epoch"] == 0.5  # one step of two rows: half an epoch of the three good rows
     assert (tmp_path / "run" / "model.safetensors").is_file()
+
+
+# ------------------------------------------------------------------------------------------------ recognition
+
+
+def test_nothing_to_read_gives_nothing(model_folder):
+    model, processor = load_recognizer(str(model_folder))
+    assert pipeline("text-recognition", model=model, processor=processor)([]) == []
+    result = recognize(model, processor, [], progress=False)
+    assert result.texts == [] and result.errors == {}
+
+
+@pytest.mark.parametrize(
+    "size, message",
+    [((1, 1), "tiny image (1x1 pixels"), ((20, 10000), "extreme aspect ratio (20x10000 pixels"),
+     ((10000, 20), "extreme aspect ratio (10000x20 pixels")],
+)
+def test_images_far_outside_the_model_range_are_read_with_a_warning_naming_them(model_folder, tmp_path, caplog, size, message):
+    model, processor = load_recognizer(str(model_folder))
+    odd, usual = tmp_path / "odd.png", tmp_path / "usual.png"
+    Image.new("L", size, 255).save(odd)
+    Image.new("L", (200, 32), 255).save(usual)
+    with caplog.at_level(logging.WARNING):
+        result = recognize(model, processor, [str(usual), str(odd)], progress=False)
+        texts = pipeline("text-recognition", model=model, processor=processor)([str(usual), str(odd)])
+    assert all(isinstance(text, str) for text in result.texts) and len(texts) == 2
+    from_recognize, from_pipeline = warnings_of(caplog)  # none about the usual image
+    assert from_recognize.startswith(f"image 2 of 2 ({odd}): {message}")
+    assert from_pipeline.startswith(f"{odd}: {message}")
+    assert all(warning.endswith("; read all the same") and "\n" not in warning for warning in warnings_of(caplog))
