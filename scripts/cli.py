@@ -2,6 +2,7 @@
 `textrec-xxx: what went wrong`, and exit status 1; `--debug` (anywhere among the arguments) shows the
 traceback instead."""
 
+import argparse
 import sys
 from collections.abc import Callable
 
@@ -9,6 +10,14 @@ EXPECTED_ERRORS = (ValueError, OSError)
 """What bad input raises (`FileNotFoundError` and `PermissionError` are `OSError`s); anything else is a bug
 and keeps its traceback."""
 DEBUG_FLAG = "--debug"
+
+
+def positive_int(text: str) -> int:
+    """An argparse `type` for counts (batch size, beams, samples): an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def run_command(prog: str, run: Callable[[list[str]], object], argv: list[str] | None = None):

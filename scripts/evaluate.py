@@ -14,7 +14,7 @@ import torch
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.metrics import load_metric
 
-from .cli import run_command
+from .cli import positive_int, run_command
 from .contact_sheet import draw_contact_sheet
 from .inference import DECODINGS, load_recognizer, preferred_decoding, recognize
 from .tesseract import check_tesseract, tesseract_recognize
@@ -56,9 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", required=True, help="Trained model folder or Hub id.")
     parser.add_argument("--dataset", default="synthetic-lines", help="Dataset name, folder or Hub id (as textrec-train).")
     parser.add_argument("--split", default="test", help="Split to evaluate (default: test).")
-    parser.add_argument("--num_samples", type=int, default=500, help="Rows to evaluate (default: 500).")
-    parser.add_argument("--batch_size", type=int, default=32)
-    parser.add_argument("--num_beams", type=int, default=1, help="1 for greedy decoding.")
+    parser.add_argument("--num_samples", type=positive_int, default=500, help="Rows to evaluate (default: 500).")
+    parser.add_argument("--batch_size", type=positive_int, default=32)
+    parser.add_argument("--num_beams", type=positive_int, default=1, help="1 for greedy decoding.")
     parser.add_argument("--decoding", choices=DECODINGS,
                         help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
                         "faster; models trained with a CTC head only). Default: the one the model reads best "

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli import run_command
+from .cli import positive_int, run_command
 from .inference import DECODINGS, iter_recognize, load_recognizer
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
@@ -25,13 +25,6 @@ def collect_images(inputs: list[str]) -> list[Path]:
         else:
             raise SystemExit(f"textrec-recognize: no such file or folder: {item}")
     return paths
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

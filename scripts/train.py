@@ -23,7 +23,6 @@ import torch
 import transformers
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments, set_seed
 
-from textrec.model_cards import resolve_model_path
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.data.collator import TextRecognitionCollator, check_labels
@@ -33,6 +32,7 @@ from . import pretrain_charbert
 from .architectures import SPECS, get_spec
 from .cli import run_command
 from .hub_export import export_for_hub
+from .inference import check_model_source
 from .training import (
     CpuTrainingDefaults,
     ReplicaConsistencyCallback,
@@ -178,7 +178,7 @@ def parse_arguments(argv: list[str] | None = None):
 
 def build_processor(model_args: ModelArguments, spec) -> TextRecognitionProcessor:
     if model_args.model_name_or_path:
-        processor = TextRecognitionProcessor.from_pretrained(resolve_model_path(model_args.model_name_or_path))
+        processor = TextRecognitionProcessor.from_pretrained(check_model_source(model_args.model_name_or_path))
         if model_args.charset:
             processor.tokenizer = spec.build_tokenizer(model_args.charset)
         return processor
@@ -201,7 +201,7 @@ def build_model(model_args: ModelArguments, spec, processor: TextRecognitionProc
         if model_args.backbone_weights:
             raise ValueError("--backbone_weights initialises new models; it does not go with --model_name_or_path.")
         # fp32 whatever the stored weights (released ones are fp16): training runs in fp32.
-        model = spec.model_class.from_pretrained(resolve_model_path(model_args.model_name_or_path), dtype=torch.float32)
+        model = spec.model_class.from_pretrained(check_model_source(model_args.model_name_or_path), dtype=torch.float32)
         if model_args.charset:
             logger.info("New character set: the token embedding and classifier start afresh (%d tokens)", len(tokenizer))
             model.reset_vocabulary(len(tokenizer))

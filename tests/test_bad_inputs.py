@@ -13,6 +13,7 @@ from PIL import Image
 from transformers import pipeline
 
 from textrec.processing.data import load_text_recognition_dataset, make_synthetic_lines
+from textrec.scripts import evaluate as evaluate_cli
 from textrec.scripts import recognize as recognize_cli
 from textrec.scripts import train as train_cli
 from textrec.scripts.architectures import get_spec
@@ -256,3 +257,145 @@ def test_images_far_outside_the_model_range_are_read_with_a_warning_naming_them(
     assert from_recognize.startswith(f"image 2 of 2 ({odd}): {message}")
     assert from_pipeline.startswith(f"{odd}: {message}")
     assert all(warning.endswith("; read all the same") and "\n" not in warning for warning in warnings_of(caplog))
+
+
+# ------------------------------------------------------------------------------------------------ the catalogue
+
+COMMANDS = {"textrec-train": train_cli.main, "textrec-recognize": recognize_cli.main, "textrec-evaluate": evaluate_cli.main}
+
+
+def train_arguments(tmp_path, *extra):
+    return [*tiny_run_arguments(tmp_path / "run", max_steps=1), *extra]
+
+
+def folder_with_lines(tmp_path, lines, *metadata_lines):
+    """An image folder whose metadata.jsonl holds `metadata_lines` as written; good0.png ... good2.png exist."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for index in range(3):
+        lines[index][0].save(folder / f"good{index}.png")
+    (folder / "metadata.jsonl").write_text("".join(line + "\n" for line in metadata_lines))
+    return str(folder)
+
+
+def row(name, text):
+    return json.dumps({"file_name": name, "text": text})
+
+
+CUT_SHORT_LINE = '{"file_name": "good1.png",'
+"""A metadata.jsonl line that is not valid JSON."""
+
+
+def inside_a_file(tmp_path):
+    (tmp_path / "a-file").write_text("not a folder")
+    return tmp_path / "a-file" / "run"
+
+
+def one_image(tmp_path, lines):
+    lines[0][0].save(tmp_path / "line.png")
+    return str(tmp_path / "line.png")
+
+
+def broken_model(model_folder, tmp_path):
+    shutil.copytree(model_folder, tmp_path / "broken")
+    (tmp_path / "broken" / "config.json").unlink()
+    return str(tmp_path / "broken")
+
+
+BAD_INPUTS = {
+    # textrec-train: refused before any step is spent
+    "negative --max_steps": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, "--max_steps=-5"), "--max_steps must be >= 1"),
+    "zero batch size": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, "--per_device_train_batch_size=0"),
+        "--per_device_train_batch_size must be >= 1"),
+    "unknown dataset offline": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, "--dataset=no-such-data"),
+        "unknown dataset 'no-such-data': no such folder, and no Hub dataset of that name in the local cache "
+        "(offline mode, HF_HUB_OFFLINE=1). Expected one of: a synthetic dataset (synthetic-lines"),
+    "misspelt synthetic dataset": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, "--dataset=synthetic-line"),
+        "unknown dataset 'synthetic-line' (did you mean 'synthetic-lines'?)"),
+    "missing dataset folder": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, f"--dataset={t / 'nowhere' / 'data'}"),
+        "No such dataset folder"),
+    "malformed metadata.jsonl line": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(
+            t, f"--dataset={folder_with_lines(t, lines, row('good0.png', 'a'), CUT_SHORT_LINE)}"),
+        "metadata.jsonl, line 2: not valid JSON"),
+    "metadata.jsonl line that is no object": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(t, f"--dataset={folder_with_lines(t, lines, '[1, 2]')}"),
+        "metadata.jsonl, line 1: expected a JSON object, got list"),
+    "training data without a usable row": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(
+            t, f"--dataset={folder_with_lines(t, lines, row('good0.png', None), row('gone.png', 'x'))}"),
+        "no usable row: 2 of 2 rows"),
+    "evaluation data without a usable row": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(
+            t, f"--eval_dataset={folder_with_lines(t, lines, row('good0.png', ''))}", "--eval_split=train"),
+        "no usable row: 1 of 1 rows"),
+    "output folder inside a file": (
+        "textrec-train",
+        lambda t, lines, model: [*train_arguments(t), f"--output_dir={inside_a_file(t)}"],
+        "Cannot write to the output folder"),
+    "fine-tuning a missing model folder": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, f"--model_name_or_path={t / 'missing'}"),
+        "no such model folder or released name"),
+    # textrec-recognize
+    "zero --batch_size": (
+        "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t), "--batch_size", "0"],
+        "argument --batch_size: must be >= 1, got 0"),
+    "negative --num_beams": (
+        "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t), "--num_beams", "-1"],
+        "argument --num_beams: must be >= 1, got -1"),
+    "missing model folder": (
+        "textrec-recognize", lambda t, lines, model: ["--model", str(t / "missing"), one_image(t, lines)],
+        "no such model folder or released name"),
+    "model folder without config.json": (
+        "textrec-recognize", lambda t, lines, model: ["--model", broken_model(model, t), one_image(t, lines)],
+        "has no config.json"),
+    "missing image file": (
+        "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t / "line.png")],
+        "no such file or folder"),
+    "folder without images": (
+        "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t)], "no images found"),
+    # textrec-evaluate
+    "evaluating on an unknown dataset": (
+        "textrec-evaluate", lambda t, lines, model: ["--model", str(model), "--dataset", "no-such-data"],
+        "unknown dataset 'no-such-data'"),
+    "evaluating on data without a usable row": (
+        "textrec-evaluate",
+        lambda t, lines, model: ["--model", str(model), "--split", "train",
+                                 "--dataset", folder_with_lines(t, lines, row("good0.png", None))],
+        "no usable row"),
+    "zero evaluation batch size": (
+        "textrec-evaluate", lambda t, lines, model: ["--model", str(model), "--batch_size", "0"],
+        "argument --batch_size: must be >= 1, got 0"),
+    "zero evaluation samples": (
+        "textrec-evaluate", lambda t, lines, model: ["--model", str(model), "--num_samples", "0"],
+        "argument --num_samples: must be >= 1, got 0"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_catalogue_gives_one_line_naming_the_cause(case, tmp_path, lines, model_folder, capsys, monkeypatch):
+    """Each bad input through the command's entry function, in-process: it fails with one line on stderr,
+    `textrec-xxx: ...`, that names the cause, and no traceback; training spends no step."""
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    command, arguments, message = BAD_INPUTS[case]
+    argv = arguments(tmp_path, lines, model_folder)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        COMMANDS[command](argv)
+    stderr = capsys.readouterr().err
+    assert exit_info.value.code not in (0, None) and "Traceback" not in stderr
+    if isinstance(exit_info.value.code, str):  # SystemExit("textrec-xxx: ...") prints just that
+        errors = [exit_info.value.code]
+    else:
+        errors = [line for line in stderr.splitlines() if line.startswith(f"{command}: ")]
+    assert len(errors) == 1 and message in errors[0], stderr
+    assert not (tmp_path / "run" / "model.safetensors").exists()
