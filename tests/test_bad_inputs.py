@@ -207,7 +207,8 @@ def test_a_saved_dataset_is_checked_in_the_rows_kept(tmp_path, lines, caplog):
     images[2] = {"bytes": truncated_jpeg(lines[1][0]), "path": None}
     texts = ["zero", "one", "two", None, "four", ""]
     features = datasets.Features({"image": datasets.Image(), "text": datasets.Value("string")})
-    datasets.Dataset.from_dict({"image": images, "text": texts}, features=features).save_to_disk(str(tmp_path / "saved"))
+    saved = datasets.Dataset.from_dict({"image": images, "text": texts}, features=features)
+    saved.save_to_disk(str(tmp_path / "saved"))
     with caplog.at_level(logging.WARNING, logger="textrec"):
         dataset = load_text_recognition_dataset(tmp_path / "saved")
     assert dataset["text"] == ["zero", "one", "four"]
@@ -244,7 +245,9 @@ def test_nothing_to_read_gives_nothing(model_folder):
     [((1, 1), "tiny image (1x1 pixels"), ((20, 10000), "extreme aspect ratio (20x10000 pixels"),
      ((10000, 20), "extreme aspect ratio (10000x20 pixels")],
 )
-def test_images_far_outside_the_model_range_are_read_with_a_warning_naming_them(model_folder, tmp_path, caplog, size, message):
+def test_images_far_outside_the_model_range_are_read_with_a_warning_naming_them(
+    model_folder, tmp_path, caplog, size, message
+):
     model, processor = load_recognizer(str(model_folder))
     odd, usual = tmp_path / "odd.png", tmp_path / "usual.png"
     Image.new("L", size, 255).save(odd)
@@ -261,7 +264,9 @@ def test_images_far_outside_the_model_range_are_read_with_a_warning_naming_them(
 
 # ------------------------------------------------------------------------------------------------ the catalogue
 
-COMMANDS = {"textrec-train": train_cli.main, "textrec-recognize": recognize_cli.main, "textrec-evaluate": evaluate_cli.main}
+COMMANDS = {
+    "textrec-train": train_cli.main, "textrec-recognize": recognize_cli.main, "textrec-evaluate": evaluate_cli.main
+}
 
 
 def train_arguments(tmp_path, *extra):

@@ -49,6 +49,9 @@ def test_characters_outside_the_vocabulary_are_warned_once_per_dataset_not_per_b
         check_labels(dataset, processor, max_label_length=10)
         collator = TextRecognitionCollator(processor, warn_out_of_vocabulary=False)
         for begin in range(0, len(dataset), 2):
-            collator([{"image": Image.new("L", (20, 20), 255), "text": text} for text in dataset["text"][begin : begin + 2]])
+            batch = dataset["text"][begin : begin + 2]
+            collator([{"image": Image.new("L", (20, 20), 255), "text": text} for text in batch])
     warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
-    assert warnings == ["3 of 5 train labels hold characters or tokens outside the vocabulary, read as <unk>: 'é' (3), 'ß' (1)"]
+    assert warnings == [
+        "3 of 5 train labels hold characters or tokens outside the vocabulary, read as <unk>: 'é' (3), 'ß' (1)"
+    ]
