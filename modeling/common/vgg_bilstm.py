@@ -64,6 +64,21 @@ class VGGFeatureExtractor(nn.Sequential):
         return start + jump * torch.arange(num_columns, device=device, dtype=torch.float32)
 
 
+def check_line_images(pixel_values: torch.Tensor, num_channels: int, image_height: int) -> None:
+    """Raises a `ValueError` unless `pixel_values` is `(batch, num_channels, image_height, width >= 8)`, the
+    narrowest image the VGG reads."""
+    if (
+        pixel_values.ndim != 4
+        or pixel_values.shape[1] != num_channels
+        or pixel_values.shape[2] != image_height
+        or pixel_values.shape[3] < 8
+    ):
+        raise ValueError(
+            f"Expected pixel_values of shape (batch, {num_channels}, {image_height}, width >= 8), "
+            f"got {tuple(pixel_values.shape)}."
+        )
+
+
 def read_columns(
     backbone: VGGFeatureExtractor,
     sequence_model: nn.LSTM,

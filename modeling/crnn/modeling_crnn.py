@@ -20,7 +20,7 @@ from .configuration_crnn import CRNNConfig
 from .ctc import CTCHead, ctc_greedy_decode, ctc_loss
 from .initialization import init_recognizer_weights
 from .recognizer import RecognizerEncoderOutput
-from .vgg_bilstm import VGGFeatureExtractor, read_columns
+from .vgg_bilstm import VGGFeatureExtractor, check_line_images, read_columns
 
 
 @dataclass
@@ -75,16 +75,7 @@ class CRNNEncoder(CRNNPreTrainedModel):
             `RecognizerEncoderOutput`; with a pixel mask, the LSTM reads each image's valid columns only and
             `attention_mask (batch, width / 4 - 1)` marks them.
         """
-        if (
-            pixel_values.ndim != 4
-            or pixel_values.shape[1] != self.config.num_channels
-            or pixel_values.shape[2] != self.config.image_height
-            or pixel_values.shape[3] < 8
-        ):
-            raise ValueError(
-                f"Expected pixel_values of shape (batch, {self.config.num_channels}, {self.config.image_height}, "
-                f"width >= 8), got {tuple(pixel_values.shape)}."
-            )
+        check_line_images(pixel_values, self.config.num_channels, self.config.image_height)
         hidden_states, attention_mask = read_columns(self.backbone, self.sequence_model, pixel_values, pixel_mask)
         return RecognizerEncoderOutput(last_hidden_state=hidden_states, attention_mask=attention_mask)
 

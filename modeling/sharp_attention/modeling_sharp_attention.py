@@ -43,7 +43,7 @@ from transformers.utils import ModelOutput
 from .configuration_sharp_attention import SharpAttentionConfig
 from .initialization import init_recognizer_weights
 from .recognizer import EncoderDecoderRecognizerMixin, RecognizerEncoderOutput, recognition_loss, shift_tokens_right
-from .vgg_bilstm import VGGFeatureExtractor, read_columns
+from .vgg_bilstm import VGGFeatureExtractor, check_line_images, read_columns
 
 
 @dataclass
@@ -381,16 +381,7 @@ class SharpAttentionEncoder(SharpAttentionPreTrainedModel):
         Returns:
             `SharpAttentionEncoderOutput`; with a pixel mask, the LSTM reads each image's valid columns only.
         """
-        if (
-            pixel_values.ndim != 4
-            or pixel_values.shape[1] != self.config.num_channels
-            or pixel_values.shape[2] != self.config.image_height
-            or pixel_values.shape[3] < 8
-        ):
-            raise ValueError(
-                f"Expected pixel_values of shape (batch, {self.config.num_channels}, {self.config.image_height}, "
-                f"width >= 8), got {tuple(pixel_values.shape)}."
-            )
+        check_line_images(pixel_values, self.config.num_channels, self.config.image_height)
         hidden_states, attention_mask = read_columns(self.backbone, self.sequence_model, pixel_values, pixel_mask)
         return SharpAttentionEncoderOutput(
             last_hidden_state=hidden_states,
