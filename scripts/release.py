@@ -216,7 +216,8 @@ def training_summary(run_dir: str) -> str:
                 summary = line.removeprefix("- Training: ")
     results = Path(run_dir) / "all_results.json"
     if results.is_file() and "train_runtime" in (metrics := json.loads(results.read_text())):
-        summary += f" Trained in {metrics['train_runtime'] / 60:.0f} wall-clock minutes."
+        summary += (f" Its last training session took {metrics['train_runtime'] / 60:.0f} wall-clock minutes (all of"
+                    " training unless the run was resumed from a checkpoint).")
     return summary
 
 
