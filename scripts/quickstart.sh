@@ -44,8 +44,8 @@ textrec-evaluate --model "$MODEL" --dataset "$DATA" --split test --num_samples 2
 rm -rf "$RUN/finetuned"
 textrec-train --model self-attention --model_name_or_path "$MODEL" --dataset "$DATA" \
   --max_steps "$FINETUNE_STEPS" --learning_rate 3e-4 --warmup_steps 10 --per_device_train_batch_size 32 \
-  --eval_steps 100000 --save_steps 100000 --max_eval_samples 100 --logging_steps 25 \
-  --output_dir "$RUN/finetuned" 2>&1 | grep -E "'loss'|train_runtime" || true
+  --eval_steps 100000 --save_steps 100000 --max_eval_samples 100 --logging_steps 25 --disable_tqdm true \
+  --output_dir "$RUN/finetuned" 2>&1 | grep -E "^\{'loss'|train_runtime" || true
 textrec-evaluate --model "$RUN/finetuned" --dataset "$DATA" --split test --num_samples 200 --show_errors 2 \
   --output_json "$RUN/after.json" 2>/dev/null
 python3 - "$RUN" <<'PY'
