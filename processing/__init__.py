@@ -1,5 +1,15 @@
-"""textrec's processing: tokenizers, image processors, processors, the recognition pipeline, data
-and metrics. Importing it registers the `text-recognition` pipeline."""
+"""textrec's processing: everything between images or text and the models.
+
+Tokenizers, image processors and processors; the `text-recognition` pipeline and batched inference
+(`inference`); data (`data`) and metrics (`metrics`); Tesseract, the peer (`tesseract`); and training
+(`training`: the one `train()` path, the Trainer, recipes and each architecture's input settings).
+Importing it registers the `text-recognition` pipeline, and textrec's processors with `AutoProcessor` for
+the configurations of `textrec.modeling`.
+"""
+
+from transformers import AutoProcessor
+
+from textrec.modeling import ARCHITECTURES, LANGUAGE_MODELS
 
 from .image_processing_text_recognition import TextRecognitionImageProcessor, load_image
 from .pipeline_text_recognition import TextRecognitionPipeline
@@ -8,6 +18,11 @@ from .processing_text_recognition import TextRecognitionProcessor
 from .tokenization_char import DEFAULT_CHARSET, build_char_tokenizer, load_charset
 from .tokenization_charbert import build_word_vocab, train_charbert_tokenizer
 from .tokenization_latex import CROHME_DICTIONARY, build_latex_tokenizer, split_latex, unknown_latex_tokens
+
+for _config_class, _ in ARCHITECTURES.values():
+    AutoProcessor.register(_config_class, TextRecognitionProcessor, exist_ok=True)
+for _config_class, *_ in LANGUAGE_MODELS.values():
+    AutoProcessor.register(_config_class, CharBertProcessor, exist_ok=True)
 
 __all__ = [
     "CROHME_DICTIONARY",

@@ -14,7 +14,7 @@ import logging
 
 from textrec.processing.data import ConfusionMatrix, load_text_recognition_dataset
 
-from .inference import load_recognizer, recognize
+from textrec.processing.inference import load_recognizer, recognize
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,8 +3,12 @@
 traceback instead."""
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable
+
+import datasets
+import transformers
 
 EXPECTED_ERRORS = (ValueError, OSError)
 """What bad input raises (`FileNotFoundError` and `PermissionError` are `OSError`s); anything else is a bug
@@ -33,3 +37,13 @@ def run_command(prog: str, run: Callable[[list[str]], object], argv: list[str] |
             raise
         print(f"{prog}: error: {error} ({DEBUG_FLAG} shows the traceback)", file=sys.stderr)
         raise SystemExit(1) from None
+
+
+def set_up_training_logs(training_args) -> None:
+    """Log lines with times, at the verbosity of this process (`--log_level`, `--log_level_replica`)."""
+    logging.basicConfig(
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        level=logging.INFO if training_args.should_log else logging.WARNING,
+    )
+    transformers.utils.logging.set_verbosity(training_args.get_process_log_level())
+    datasets.utils.logging.set_verbosity(training_args.get_process_log_level())

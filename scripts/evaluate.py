@@ -6,49 +6,20 @@
 import argparse
 import json
 import logging
-import tempfile
-from pathlib import Path
 
 import torch
 
+from textrec.processing.contact_sheet import draw_contact_sheet
 from textrec.processing.data import load_text_recognition_dataset
-from textrec.processing.metrics import load_metric
+from textrec.processing.inference import DECODINGS, load_recognizer, preferred_decoding, recognize
+from textrec.processing.metrics import evaluate_texts, load_metric
+from textrec.processing.tesseract import read_with_tesseract
 
 from .cli import positive_int, run_command
-from .contact_sheet import draw_contact_sheet
-from .inference import DECODINGS, load_recognizer, preferred_decoding, recognize
-from .tesseract import check_tesseract, tesseract_recognize
-
-METRICS = ("cer", "wer", "sequence_accuracy")
-
-
-def evaluate_texts(predictions: list[str], references: list[str], normalization: str = "none") -> dict[str, float]:
-    """CER, WER and sequence accuracy of predictions against references."""
-    return {
-        name: load_metric(name).compute(predictions=predictions, references=references, normalization=normalization)[name]
-        for name in METRICS
-    }
-
 
 def score_line(system: str, scores: dict) -> str:
     return (f"  {system}: CER {scores['cer']:.2%}  WER {scores['wer']:.2%}  sequence accuracy "
             f"{scores['sequence_accuracy']:.2%}  {scores['lines_per_second']:.1f} lines/s")
-
-
-def read_with_tesseract(images: list, references: list[str], normalization: str = "none") -> dict:
-    """Tesseract's scores and speed on the same images (written to PNG files first, as it reads files)."""
-    version = check_tesseract()
-    with tempfile.TemporaryDirectory() as scratch:
-        paths = []
-        for index, image in enumerate(images):
-            paths.append(Path(scratch) / f"{index:05d}.png")
-            image.save(paths[-1])
-        result = tesseract_recognize(paths)
-    return {
-        **evaluate_texts(result.texts, references, normalization),
-        "lines_per_second": result.lines_per_second,
-        "version": version,
-    }
 
 
 def build_parser() -> argparse.ArgumentParser:

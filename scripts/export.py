@@ -10,36 +10,11 @@ card (`README.md`, with its evaluation results as `model-index` metadata) of the
 """
 
 import argparse
-import shutil
 from pathlib import Path
 
-import torch
-
-from textrec.model_cards import resolve_model_path
+from textrec.model_cards.hub import DTYPES, export_model
 
 from .cli import run_command
-from .hub_export import export_for_hub
-from .inference import load_recognizer
-
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-def export_model(model_name_or_path: str, output_dir: str | Path, dtype: str = "float32") -> Path:
-    """Writes the Hub folder of `model_name_or_path` (a released model's short name or a folder) into
-    `output_dir`, with weights in `dtype`; returns the folder."""
-    source = Path(resolve_model_path(model_name_or_path))
-    if not source.is_dir():
-        raise FileNotFoundError(f"No such model folder or released name: {model_name_or_path}")
-    output_dir = Path(output_dir)
-    if output_dir.resolve() == source.resolve():
-        raise ValueError("--output_dir must differ from the model's own folder.")
-    model, processor = load_recognizer(str(source), dtype=DTYPES[dtype])
-    export_for_hub(model, processor, output_dir)
-    card = source / "README.md"
-    if card.is_file():
-        shutil.copyfile(card, output_dir / "README.md")
-    return output_dir
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textrec-export", description=__doc__.split("\n\n")[0])

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .cli import positive_int, run_command
-from .inference import DECODINGS, iter_recognize, load_recognizer
+from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
 

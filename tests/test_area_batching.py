@@ -17,8 +17,9 @@ from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.data.area_batching import AreaBatchSampler, image_sizes
 from textrec.processing.data.collator import TextRecognitionCollator
 from textrec.scripts import train as train_cli
-from textrec.scripts.architectures import FORMULA_IMAGES, LINE_IMAGES, get_spec
-from textrec.scripts.training import TextRecognitionTrainer
+from textrec.processing.training.architectures import FORMULA_IMAGES, LINE_IMAGES, get_spec
+from textrec.processing.training.trainer import TextRecognitionTrainer
+from textrec.processing.training import ModelArguments, TextrecTrainingArguments, build_model, build_processor, parse_arguments
 
 MAX_AREA = 20_000
 MAX_BATCH_SIZE = 8
@@ -143,11 +144,11 @@ def test_image_sizes_of_other_columns_are_read_with_load_image(tmp_path):
 
 
 def test_comer_recipe_packs_batches_by_area_unless_zero(tmp_path):
-    _, _, training_args = train_cli.parse_arguments(["--model", "comer", "--output_dir", str(tmp_path)])
+    _, _, training_args = parse_arguments(["--model", "comer", "--output_dir", str(tmp_path)])
     assert (training_args.batch_max_area, training_args.per_device_train_batch_size) == (320_000, 8)
     arguments = ["--model", "comer", "--output_dir", str(tmp_path), "--batch_max_area", "0"]
-    assert train_cli.parse_arguments(arguments)[2].batch_max_area is None
-    assert train_cli.parse_arguments(["--output_dir", str(tmp_path)])[2].batch_max_area is None
+    assert parse_arguments(arguments)[2].batch_max_area is None
+    assert parse_arguments(["--output_dir", str(tmp_path)])[2].batch_max_area is None
 
 
 def record_batches(monkeypatch) -> list[dict]:
@@ -193,8 +194,8 @@ def test_textrec_train_comer_uses_area_batches(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_resuming_in_a_later_epoch_skips_the_batches_already_trained(tmp_path, monkeypatch):
     spec = get_spec("self-attention")  # quicker than CoMER; no augmentation, so the weights must be identical
-    model_args = train_cli.ModelArguments(model="self-attention", preset="tiny", max_target_length=48)
-    processor = train_cli.build_processor(model_args, spec)
+    model_args = ModelArguments(model="self-attention", preset="tiny", max_target_length=48)
+    processor = build_processor(model_args, spec)
     dataset = load_text_recognition_dataset("synthetic-lines", split="train", num_samples=16, seed=7)
     max_area = 2 * MAX_AREA
     batches = len(training_sampler("synthetic-lines", 16, LINE_IMAGES, max_area, 4))
@@ -203,13 +204,13 @@ def test_resuming_in_a_later_epoch_skips_the_batches_already_trained(tmp_path, m
 
     def train(output_dir, resume: bool = False) -> None:
         torch.manual_seed(0)
-        args = train_cli.TextrecTrainingArguments(
+        args = TextrecTrainingArguments(
             output_dir=str(output_dir), batch_max_area=max_area, per_device_train_batch_size=4, max_steps=-1,
             num_train_epochs=2, save_steps=checkpoint_step, eval_strategy="no", logging_steps=50, learning_rate=1e-3,
             warmup_steps=0, seed=7, data_seed=7, use_cpu=True,
         )
         trainer = TextRecognitionTrainer(
-            model=train_cli.build_model(model_args, spec, processor),
+            model=build_model(model_args, spec, processor),
             args=args,
             train_dataset=dataset,
             data_collator=TextRecognitionCollator(processor),

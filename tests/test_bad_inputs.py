@@ -16,11 +16,12 @@ from textrec.processing.data import load_text_recognition_dataset, make_syntheti
 from textrec.scripts import evaluate as evaluate_cli
 from textrec.scripts import recognize as recognize_cli
 from textrec.scripts import train as train_cli
-from textrec.scripts.architectures import get_spec
-from textrec.scripts.hub_export import export_for_hub
-from textrec.scripts.inference import load_recognizer, recognize
-from textrec.scripts.train import ModelArguments, build_model, build_processor
-from textrec.scripts.training import TextRecognitionTrainer
+from textrec.processing.training.architectures import get_spec
+from textrec.model_cards.hub import export_for_hub
+from textrec.processing.inference import load_recognizer, recognize
+
+from textrec.processing.training.trainer import TextRecognitionTrainer
+from textrec.processing.training import ModelArguments, build_recognizer
 
 from .test_train_cli import tiny_run_arguments
 
@@ -31,8 +32,8 @@ def model_folder(tmp_path_factory):
     torch.manual_seed(0)
     model_args = ModelArguments(model="self-attention", preset="tiny")
     spec = get_spec("self-attention")
-    processor = build_processor(model_args, spec)
-    export_for_hub(build_model(model_args, spec, processor), processor, folder)
+    model, processor = build_recognizer(model_args, spec)
+    export_for_hub(model, processor, folder)
     return folder
 
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from textrec.scripts import benchmark_recognition
+from textrec.scripts.benchmarks import benchmark_recognition, recognition_table
 
 HAS_TESSERACT = shutil.which("tesseract") is not None
 TINY = [
@@ -103,14 +103,14 @@ def test_a_run_with_other_settings_is_not_merged(first_run, tmp_path):
 
 def test_results_of_the_first_format_merge(tmp_path):
     """results.json as written before --systems existed: no earlier_runs, skip_tesseract in the settings."""
-    settings = {key: 1 for key in benchmark_recognition.MERGE_SETTINGS} | {
+    settings = {key: 1 for key in recognition_table.MERGE_SETTINGS} | {
         "max_steps": None, "vit_layers": 2, "tesseract_lang": "eng", "tesseract_version": "tesseract 5.3.0",
         "skip_tesseract": False,
     }
     scores = {test_set: {"cer": 0.1, "wer": 0.2, "lines_per_second": 3.0} for test_set in ("print", "handwriting")}
     trained = {"parameters": 10, "steps": 5, "train_minutes_used": 1.0, "cores_used_in_training": 2.0, **scores}
     earlier = {
-        "command": "python -m textrec.scripts.benchmark_recognition --train_minutes 1",
+        "command": "python -m textrec.scripts.benchmarks.benchmark_recognition --train_minutes 1",
         "settings": settings,
         "machine_load_at_phase_start": {"1. Data": 2.0},
         "systems": {"self-attention": trained, "ViT+TrOCR": trained, "Tesseract": scores},
@@ -120,29 +120,29 @@ def test_results_of_the_first_format_merge(tmp_path):
     (tmp_path / "predictions.json").write_text(json.dumps(predictions))
     now = {**settings, "vit_layers": None, "tesseract_version": None}
     del now["skip_tesseract"]
-    read = benchmark_recognition.read_earlier_run(tmp_path, now, ["resnet-transformer"])
+    read = recognition_table.read_earlier_run(tmp_path, now, ["resnet-transformer"])
     this_run = {
-        "command": "python -m textrec.scripts.benchmark_recognition --systems resnet-transformer",
+        "command": "python -m textrec.scripts.benchmarks.benchmark_recognition --systems resnet-transformer",
         "settings": now,
         "machine_load_at_phase_start": {"1. Data": 2.0},
         "systems": dict.fromkeys(RESNET_TRANSFORMER_ROWS, trained),
         "earlier_runs": [],
     }
-    merged, _ = benchmark_recognition.merge_earlier_run(this_run, dict.fromkeys(RESNET_TRANSFORMER_ROWS, {}), *read)
+    merged, _ = recognition_table.merge_earlier_run(this_run, dict.fromkeys(RESNET_TRANSFORMER_ROWS, {}), *read)
 
     assert list(merged["systems"]) == ["self-attention", "ViT+TrOCR", *RESNET_TRANSFORMER_ROWS, "Tesseract"]
     assert (merged["settings"]["vit_layers"], merged["settings"]["tesseract_version"]) == (2, "tesseract 5.3.0")
-    assert benchmark_recognition.render_commands(merged).splitlines() == [
+    assert recognition_table.render_commands(merged).splitlines() == [
         "Commands:",
         f"- `{earlier['command']}`: self-attention, ViT+TrOCR, Tesseract",
         f"- `{this_run['command']}`: {', '.join(RESNET_TRANSFORMER_ROWS)}",
     ]
-    assert "tesseract 5.3.0" in benchmark_recognition.render_table(merged)
+    assert "tesseract 5.3.0" in recognition_table.render_table(merged)
 
 
 def test_ablation_variants_change_one_thing_of_the_release_command(tmp_path):
-    from textrec.scripts import ablation_recipe
-    from textrec.scripts.train import parse_arguments
+    from textrec.scripts.benchmarks import ablation_recipe
+    from textrec.processing.training import parse_arguments
 
     release_arguments = ablation_recipe.training_arguments("fast", tmp_path / "fast", train_minutes=3)
     assert [a for a in release_arguments if a.startswith("--max_train_minutes")] == ["--max_train_minutes=3"]
@@ -153,13 +153,13 @@ def test_ablation_variants_change_one_thing_of_the_release_command(tmp_path):
 
 
 def test_ablation_table_shows_each_decoding_or_na():
-    from textrec.scripts import ablation_recipe
+    from textrec.scripts.benchmarks import ablation_recipe
 
     scores = {"print": {"cer": 0.1}, "handwriting-style": {"cer": 0.2}}
     rows = {
         "fast": {"parameters": 2_500_000, "steps": 10, "results": {"attention": scores, "ctc": scores}},
         "no-ctc": {"parameters": 2_400_000, "steps": 12, "results": {"attention": scores}},
     }
-    table = ablation_recipe.render_table(rows, 5, 1, "python -m textrec.scripts.ablation_recipe")
+    table = ablation_recipe.render_table(rows, 5, 1, "python -m textrec.scripts.benchmarks.ablation_recipe")
     assert "| fast |" in table and "| 10.00% | 10.00% | 20.00% | 20.00% |" in table
     assert "| 10.00% | n/a | 20.00% | n/a |" in table

@@ -2,7 +2,7 @@
 
 import json
 
-from textrec.scripts import benchmark_line_models as benchmark
+from textrec.scripts.benchmarks import benchmark_line_models as benchmark
 
 
 def scores(cer: float) -> dict:

@@ -7,7 +7,6 @@ from transformers import AutoModelForMaskedLM, AutoProcessor
 from textrec.modeling import CharBertConfig, CharBertForMaskedLM, CharBertModel
 from textrec.processing import CharBertProcessor
 from textrec.processing.tokenization_charbert import CHAR_VOCAB
-from textrec.scripts import architectures  # noqa: F401  (registers CharBertProcessor with AutoProcessor)
 from textrec.scripts.convert_charbert_checkpoint import convert, rename
 
 from .charbert_fixtures import fortune_texts, make_processor, tiny_config

@@ -22,7 +22,7 @@ from textrec.processing.data import (
     random_edit,
 )
 from textrec.scripts import build_confusion_matrix
-from textrec.scripts import train as train_cli
+from textrec.scripts import pretrain_charbert
 
 from .charbert_fixtures import FORTUNES, fortune_texts, make_processor
 from .remote_code import run_without_textrec
@@ -233,7 +233,6 @@ def pretrained(tmp_path_factory):
         pytest.skip("Debian's fortunes package is not installed (scripts/setup.sh installs it)")
     folder = tmp_path_factory.mktemp("charbert") / "model"
     arguments = dict(
-        model="charbert",
         preset="tiny",
         corpus=str(FORTUNES),
         config_overrides='{"char_rnn_scope": "token"}',  # the fast character RNN
@@ -253,7 +252,7 @@ def pretrained(tmp_path_factory):
         output_dir=folder,
         use_cpu=True,
     )
-    results = train_cli.run([f"--{key}={value}" for key, value in arguments.items()])
+    results = pretrain_charbert.run([f"--{key}={value}" for key, value in arguments.items()])
     return folder, results
 
 

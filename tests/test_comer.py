@@ -37,10 +37,10 @@ from textrec.processing.tokenization_latex import (
     load_latex_dictionary,
     unknown_latex_tokens,
 )
-from textrec.scripts import benchmark_comer_decoding, draw_comer_refinement
-from textrec.scripts import train as train_cli
-from textrec.scripts.architectures import FORMULA_IMAGES, get_spec
-from textrec.scripts.training import TextRecognitionTrainer
+from textrec.scripts.benchmarks import benchmark_comer_decoding, draw_comer_refinement
+from textrec.processing.training.architectures import FORMULA_IMAGES, get_spec
+from textrec.processing.training.trainer import TextRecognitionTrainer
+from textrec.processing.training import parse_arguments
 from transformers import Seq2SeqTrainingArguments
 
 PAD, BOS, EOS = 0, 1, 2
@@ -73,7 +73,7 @@ def arm_parameters(model) -> list[str]:
 def test_paper_preset_matches_the_published_model():
     model = CoMERForFormulaRecognition(CoMERConfig.from_preset("paper"))
     config = model.config
-    assert (config.d_model, config.decoder_layers, config.decoder_attention_heads, config.decoder_ffn_dim) == (256, 3, 8, 1024)
+    assert (config.hidden_size, config.decoder_layers, config.num_attention_heads, config.ffn_dim) == (256, 3, 8, 1024)
     assert (config.dropout, config.coverage, config.arm_channels, config.vocab_size) == (0.3, "fusion", 32, 114)
     assert model.encoder.densenet.out_channels == 684  # 48 + 16 x 24 → 216 → 600 → 300 → 684
     # The paper counts 6.4M parameters for CoMER; the ARM (16 maps → 32 channels 5x5, → 8 maps, BN) is 13,104.
@@ -430,7 +430,7 @@ def test_textrec_train_augments_training_batches_only(tmp_path):
 
 def test_paper_recipe_is_sgd_with_a_plateau_schedule_on_exprate(tmp_path):
     arguments = ["--model", "comer", "--output_dir", str(tmp_path), "--eval_strategy", "no"]
-    _, _, training_args = train_cli.parse_arguments(arguments)
+    _, _, training_args = parse_arguments(arguments)
     assert (training_args.learning_rate, training_args.weight_decay) == (0.08, 1e-4)
     trainer = TextRecognitionTrainer(model=tiny_model(), args=training_args, recipe=get_spec("comer").recipe)
     trainer.create_optimizer_and_scheduler(num_training_steps=10)

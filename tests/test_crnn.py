@@ -7,7 +7,7 @@ import torch
 from textrec.modeling import CRNNConfig, CRNNForTextRecognition
 from textrec.processing.pipeline_text_recognition import available_decodings, preferred_decoding
 from textrec.scripts import train as train_cli
-from textrec.scripts.inference import load_recognizer, recognize
+from textrec.processing.inference import load_recognizer, recognize
 
 from .test_train_cli import tiny_run_arguments
 
@@ -81,7 +81,7 @@ def test_textrec_train_trains_and_evaluates_it_and_recognize_reads_with_ctc(tmp_
 
 
 def test_model_card_reads_with_generate_which_is_best_path():
-    from textrec.scripts.model_card import render_model_card
+    from textrec.model_cards.card import render_model_card
 
     card = render_model_card(
         model=tiny_model(), architecture="crnn", architecture_description="CRNN.", repo_id="crnn-lines",

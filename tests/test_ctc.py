@@ -101,6 +101,6 @@ def test_fast_preset_runs_features_left_to_right_at_a_quarter_of_the_width():
     model = SelfAttentionRecognizerForTextRecognition(config)
     assert model.ctc_head is not None and model.encoder.stem is not None and model.encoder.context is not None
     output = model.encoder(torch.zeros(1, 1, 32, 400), pixel_mask=torch.ones(1, 32, 400, dtype=torch.long))
-    assert output.last_hidden_state.shape == (1, 100, config.d_model)
+    assert output.last_hidden_state.shape == (1, 100, config.hidden_size)
     assert output.attention_mask.shape == (1, 100)
     assert model.num_parameters() < 5_000_000

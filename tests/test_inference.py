@@ -8,7 +8,7 @@ import torch
 from transformers import TrOCRConfig, ViTConfig, VisionEncoderDecoderConfig, VisionEncoderDecoderModel
 
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
-from textrec.scripts.inference import recognize
+from textrec.processing.inference import recognize
 
 
 def tiny_vit_trocr(tokenizer) -> VisionEncoderDecoderModel:
@@ -18,7 +18,7 @@ def tiny_vit_trocr(tokenizer) -> VisionEncoderDecoderModel:
         patch_size=16, num_channels=1,
     )
     decoder = TrOCRConfig(
-        vocab_size=len(tokenizer), d_model=16, decoder_layers=1, decoder_attention_heads=2, decoder_ffn_dim=32,
+        vocab_size=len(tokenizer), hidden_size=16, decoder_layers=1, num_attention_heads=2, ffn_dim=32,
         max_position_embeddings=32, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.bos_token_id,
     )

@@ -13,7 +13,7 @@ from transformers import AutoModelForImageTextToText
 
 from textrec.modeling import ARCHITECTURES
 from textrec.processing import TextRecognitionImageProcessor
-from textrec.scripts.architectures import SPECS
+from textrec.processing.training.architectures import SPECS
 
 from .remote_code import run_without_textrec
 
@@ -184,3 +184,37 @@ def test_wrong_channel_count_is_a_clear_error(name):
     wrong = pixel_values.repeat(1, 2, 1, 1)
     with pytest.raises(ValueError, match="pixel_values"):
         model(pixel_values=wrong, labels=LABELS)
+
+
+PADDING_NAMES = [name for name in NAMES if TextRecognitionImageProcessor(**SPECS[name].image_processor_kwargs).pads]
+"""The architectures whose processor pads batches to the widest image (with a `pixel_mask`)."""
+
+
+@pytest.mark.parametrize("name", PADDING_NAMES)
+def test_an_image_reads_as_alone_when_batched_with_a_wider_one(name):
+    """The point of `pixel_mask`: padding a narrow image to a wider neighbour's width must not change what the
+    model makes of it. Not to the last bit: the convolutions' last columns see into the padding (as in every
+    CNN recognizer), so the masked batch is compared with what the model does with the padding unmasked."""
+    model = tiny_model(name).eval()
+    height = getattr(model.config, "image_height", 32)
+    torch.manual_seed(1)
+    narrow = torch.randn(1, model.config.num_channels, height, 64)
+    wide = torch.randn(1, model.config.num_channels, height, 128)
+    batch = torch.cat([torch.nn.functional.pad(narrow, (0, 64)), wide])
+    mask = torch.ones(2, height, 128, dtype=torch.long)
+    mask[0, :, 64:] = 0
+    if name in DECODER_NAMES:
+        decoder_input_ids = torch.tensor([[model.config.decoder_start_token_id, 5, 6, 7]] * 2)
+        with torch.no_grad():
+            alone = model(narrow, decoder_input_ids=decoder_input_ids[:1]).logits[0]
+            masked = model(batch, pixel_mask=mask, decoder_input_ids=decoder_input_ids).logits[0]
+            unmasked = model(batch, decoder_input_ids=decoder_input_ids).logits[0]
+    else:  # CTC only: one prediction per feature column
+        with torch.no_grad():
+            alone = model(narrow).logits[0]
+            output = model(batch, pixel_mask=mask)
+            masked = output.logits[0, output.attention_mask[0].bool()]
+            unmasked = model(batch).logits[0, : alone.shape[0]]
+    assert masked.shape == alone.shape
+    masked_difference, unmasked_difference = (masked - alone).abs().max(), (unmasked - alone).abs().max()
+    assert masked_difference < unmasked_difference / 3, (masked_difference, unmasked_difference)

@@ -14,10 +14,11 @@ import pytest
 import torch
 
 from textrec.modeling import ARCHITECTURES, CharBertForMaskedLM
-from textrec.scripts.architectures import get_spec
-from textrec.scripts.hub_export import export_for_hub
-from textrec.scripts.inference import load_recognizer
-from textrec.scripts.train import ModelArguments, build_model, build_processor
+from textrec.processing.training.architectures import get_spec
+from textrec.model_cards.hub import export_for_hub
+from textrec.processing.inference import load_recognizer
+from textrec.processing.training import ModelArguments, build_recognizer
+
 
 from .charbert_fixtures import fortune_texts, make_processor, tiny_config
 from .remote_code import run_without_textrec
@@ -56,9 +57,9 @@ def test_readme_snippet_and_pipeline_without_textrec(name, tmp_path, sample_line
     torch.manual_seed(0)
     model_args = ModelArguments(model=name, preset="tiny", max_target_length=8)
     spec = get_spec(name)
-    processor = build_processor(model_args, spec)
+    model, processor = build_recognizer(model_args, spec)
     folder = tmp_path / README_FOLDER
-    export_for_hub(build_model(model_args, spec, processor).eval(), processor, folder)
+    export_for_hub(model.eval(), processor, folder)
     for image, file_name in zip(sample_line_images, image_files(snippet)):
         image.save(tmp_path / file_name)
     model, processor = load_recognizer(str(folder))

@@ -9,12 +9,13 @@ import torch
 from safetensors import safe_open
 
 from textrec.model_cards import released_model_names, released_model_path, resolve_model_path
-from textrec.scripts import release as release_module
-from textrec.scripts.architectures import get_spec
-from textrec.scripts.export import export_model
-from textrec.scripts.hub_export import export_for_hub
-from textrec.scripts.inference import load_recognizer, preferred_decoding, recognize
-from textrec.scripts.train import ModelArguments, build_model, build_processor
+from textrec.model_cards import releases as release_module
+from textrec.processing.training.architectures import get_spec
+from textrec.model_cards.hub import export_model
+from textrec.model_cards.hub import export_for_hub
+from textrec.processing.inference import load_recognizer, preferred_decoding, recognize
+from textrec.processing.training import ModelArguments, build_recognizer
+
 
 from .remote_code import run_without_textrec
 
@@ -26,9 +27,8 @@ def trained_run(tmp_path_factory):
     torch.manual_seed(0)
     model_args = ModelArguments(model="self-attention", preset="tiny", config_overrides='{"ctc_loss_weight": 0.3}')
     spec = get_spec("self-attention")
-    processor = build_processor(model_args, spec)
-    model = build_model(model_args, spec, processor).eval()
-    export_for_hub(model, processor, folder)
+    model, processor = build_recognizer(model_args, spec)
+    export_for_hub(model.eval(), processor, folder)
     return folder
 
 
@@ -103,7 +103,7 @@ def test_installed_release_reads_held_out_lines(name):
     """A guard against shipping broken weights (a bad fp16 conversion, the wrong folder): the release's own
     benchmark numbers are in its card and README; here 20 clean print lines must read at CER under 5%."""
     from textrec.processing.data import load_text_recognition_dataset
-    from textrec.scripts.evaluate import evaluate_texts
+    from textrec.processing.metrics import evaluate_texts
 
     release = release_module.get_release(name)
     dataset = load_text_recognition_dataset(next(iter(release.test_sets.values())), split="test", num_samples=20)
@@ -155,7 +155,7 @@ def test_ctc_decoding_reads_through_recognize_as_ctc_decode(trained_run, sample_
 def test_ctc_decoding_of_a_model_without_ctc_head_is_a_clear_error(sample_line_images, tmp_path):
     model_args = ModelArguments(model="self-attention", preset="tiny")
     spec = get_spec("self-attention")
-    processor = build_processor(model_args, spec)
-    model = build_model(model_args, spec, processor).eval()
+    model, processor = build_recognizer(model_args, spec)
+    model.eval()
     with pytest.raises(ValueError, match="needs a model trained with a CTC head"):
         recognize(model, processor, sample_line_images, decoding="ctc", progress=False)

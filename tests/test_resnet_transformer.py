@@ -12,9 +12,10 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 from textrec.modeling import ResNetTransformerConfig, ResNetTransformerForTextRecognition
 from textrec.modeling.common.transformer_encoder import TransformerEncoder
 from textrec.scripts import train as train_cli
-from textrec.scripts.architectures import get_spec
-from textrec.scripts.optimization import rsqrt_scaled_learning_rate
-from textrec.scripts.training import TextRecognitionTrainer
+from textrec.processing.training.architectures import get_spec
+from textrec.processing.training.recipes import rsqrt_scaled_learning_rate
+from textrec.processing.training.trainer import TextRecognitionTrainer
+from textrec.processing.training import build_model, build_processor, parse_arguments
 
 PAD, BOS, EOS, A, B = range(5)
 
@@ -225,12 +226,12 @@ def test_backbone_weights_of_another_shape_are_refused(imagenet_style_checkpoint
 
 def test_textrec_train_builds_a_fixed_size_model_with_backbone_weights(imagenet_style_checkpoint):
     folder, expected = imagenet_style_checkpoint
-    model_args, _, _ = train_cli.parse_arguments(
+    model_args, _, _ = parse_arguments(
         ["--model=resnet-transformer", "--preset=tiny", "--image_height=24", f"--backbone_weights={folder}"]
     )
     spec = get_spec("resnet-transformer")
-    processor = train_cli.build_processor(model_args, spec)
-    model = train_cli.build_model(model_args, spec, processor)
+    processor = build_processor(model_args, spec)
+    model = build_model(model_args, spec, processor)
     image_processor = processor.image_processor
     assert (image_processor.resize_mode, image_processor.height, image_processor.width) == ("fixed", 24, 300)
     assert (model.config.image_height, model.config.image_width) == (24, 300)
@@ -247,7 +248,7 @@ PEAK = 0.3 / (math.sqrt(512) * math.sqrt(2000))
      (2000 + 320_000, 0.8**10)],
 )
 def test_schedule_of_textrec_train_at_known_steps(step, factor):
-    _, _, args = train_cli.parse_arguments(["--model=resnet-transformer"])
+    _, _, args = parse_arguments(["--model=resnet-transformer"])
     assert args.learning_rate == pytest.approx(PEAK) == rsqrt_scaled_learning_rate(0.3, 512, 2000)
     recipe = get_spec("resnet-transformer").recipe
     optimizer = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=args.learning_rate)
@@ -256,7 +257,7 @@ def test_schedule_of_textrec_train_at_known_steps(step, factor):
 
 
 def test_other_architectures_keep_the_trainer_defaults():
-    _, _, args = train_cli.parse_arguments(["--model=self-attention"])
+    _, _, args = parse_arguments(["--model=self-attention"])
     assert (args.learning_rate, args.adam_beta2, args.adam_epsilon) == (5e-4, 0.999, 1e-8)
 
 
@@ -314,9 +315,9 @@ def test_stage_strides_downsample_the_height_only_past_the_width_stride():
 
 
 def test_fast_preset_trains_at_the_aspect_ratio_with_adamw():
-    model_args, _, args = train_cli.parse_arguments(["--model=resnet-transformer", "--preset=fast"])
+    model_args, _, args = parse_arguments(["--model=resnet-transformer", "--preset=fast"])
     spec = get_spec("resnet-transformer").for_preset("fast")
     assert spec.recipe is None and args.learning_rate == 5e-4  # the Trainer's AdamW default, not the paper's peak
-    processor = train_cli.build_processor(model_args, spec)
+    processor = build_processor(model_args, spec)
     assert processor.image_processor.resize_mode == "keep_aspect"
-    assert train_cli.build_model(model_args, spec, processor).config.backbone_width_stride == 4
+    assert build_model(model_args, spec, processor).config.backbone_width_stride == 4

@@ -27,7 +27,7 @@ def test_encoder_alone_returns_a_left_to_right_feature_sequence():
     pixel_mask[1, :, 40:] = 0
     output = encoder(pixel_values, pixel_mask=pixel_mask)
     # 32x100 → a 2x25 feature map (pooling 16 down, 4 across), flattened column by column.
-    assert output.last_hidden_state.shape == (2, 2 * 25, config.d_model)
+    assert output.last_hidden_state.shape == (2, 2 * 25, config.hidden_size)
     assert output.attention_mask[0].all()
     # The second image has 40 real columns → 10 feature columns → 20 valid positions, then padding.
     assert output.attention_mask[1].tolist() == [1] * 20 + [0] * 30
@@ -35,7 +35,7 @@ def test_encoder_alone_returns_a_left_to_right_feature_sequence():
 
 def test_paper_preset_has_four_layers_and_four_heads():
     config = SelfAttentionRecognizerConfig.from_preset("paper")
-    assert (config.decoder_layers, config.decoder_attention_heads) == (4, 4)
+    assert (config.decoder_layers, config.num_attention_heads) == (4, 4)
 
 
 def test_teacher_forcing_inputs_shift_labels_behind_the_start_token():

@@ -136,8 +136,8 @@ def test_reference_loss_compares_patches_with_the_glyphs_of_the_targets():
 
 
 def test_textrec_train_brings_the_paper_recipe_adadelta():
-    from textrec.scripts.architectures import SPECS
-    from textrec.scripts.train import parse_arguments
+    from textrec.processing.training.architectures import SPECS
+    from textrec.processing.training import parse_arguments
 
     _, _, training_args = parse_arguments(["--model", "sharp-attention", "--output_dir", "unused"])
     assert (training_args.learning_rate, training_args.weight_decay) == (1.0, 4e-5)

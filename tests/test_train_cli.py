@@ -11,7 +11,7 @@ from safetensors.torch import load_file
 from textrec.scripts import evaluate as evaluate_cli
 from textrec.scripts import recognize as recognize_cli
 from textrec.scripts import train as train_cli
-from textrec.scripts.training import TextRecognitionTrainer
+from textrec.processing.training.trainer import TextRecognitionTrainer
 
 
 def tiny_run_arguments(output_dir, max_steps=4, **extra):
@@ -222,7 +222,7 @@ def test_recognize_reads_the_good_images_beside_a_broken_one(trained_folder, tmp
 
 
 def test_recognize_api_names_the_position_of_a_broken_image_in_the_whole_list(trained_folder, tmp_path, sample_line_images):
-    from textrec.scripts.inference import load_recognizer, recognize
+    from textrec.processing.inference import load_recognizer, recognize
 
     model, processor = load_recognizer(str(trained_folder))
     broken = tmp_path / "broken.png"

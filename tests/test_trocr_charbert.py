@@ -255,7 +255,7 @@ def test_textrec_train_trains_saves_and_the_folder_loads_without_textrec(tmp_pat
 
 @pytest.mark.slow
 def test_study_script_trains_reads_and_reports_every_system(tmp_path):
-    from textrec.scripts import study_trocr_charbert
+    from textrec.scripts.benchmarks import study_trocr_charbert
 
     systems = ["trocr", "trocr-charbert-linear"]
     results = study_trocr_charbert.run(

@@ -69,7 +69,7 @@ class CharBertConfig(ConfigPresetsMixin, PretrainedConfig):
     is_decoder = False
     add_cross_attention = False
 
-    # Sizes for `textrec-train --model charbert --preset`. `base` is roberta-base.
+    # Sizes for `textrec-pretrain-charbert --preset`. `base` is roberta-base.
     PRESETS = {
         "tiny": dict(
             hidden_size=32,

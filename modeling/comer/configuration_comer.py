@@ -16,7 +16,7 @@ class CoMERConfig(ConfigPresetsMixin, PretrainedConfig):
     Zhao et al., ICDAR 2021).
 
     A DenseNet-B reads a grey image (white strokes on black, values in [0, 1]) down to stride 16; a 1x1
-    convolution brings it to `d_model`; a 2-D sinusoidal encoding normalised to each image's unpadded
+    convolution brings it to `hidden_size`; a 2-D sinusoidal encoding normalised to each image's unpadded
     extent is added, then LayerNorm. A post-norm transformer decoder reads the feature map; in its
     cross-attention, from the second layer on, one shared Attention Refinement Module (ARM) turns the
     coverage (the sum of earlier steps' attention) into a term subtracted from the attention logits.
@@ -30,10 +30,10 @@ class CoMERConfig(ConfigPresetsMixin, PretrainedConfig):
         densenet_block_layers (`int`): bottleneck layers in each of the three dense blocks.
         densenet_reduction (`float`): channel reduction of the two transitions.
         densenet_dropout (`float`): dropout after each convolution of the dense layers and transitions.
-        d_model (`int`): width of the projected features and of the decoder; a multiple of 4.
+        hidden_size (`int`): width of the projected features and of the decoder; a multiple of 4.
         decoder_layers (`int`): decoder layers.
-        decoder_attention_heads (`int`): heads of both attentions.
-        decoder_ffn_dim (`int`): inner size of the feed-forward.
+        num_attention_heads (`int`): heads of both attentions.
+        ffn_dim (`int`): inner size of the feed-forward.
         dropout (`float`): dropout of the decoder: on attention weights, after the feed-forward ReLU and on
             each sub-layer output.
         coverage (`str`): one of `COVERAGE_MODES`; `"none"` builds no ARM at all.
@@ -45,10 +45,13 @@ class CoMERConfig(ConfigPresetsMixin, PretrainedConfig):
     """
 
     model_type = "textrec-comer"
+    # Names of textrec's transformer recognizers (resnet-transformer's); the BART-style names of earlier
+    # checkpoints (`d_model`, `decoder_attention_heads`, `decoder_ffn_dim`) still load and read.
     attribute_map = {
-        "hidden_size": "d_model",
+        "d_model": "hidden_size",
+        "decoder_attention_heads": "num_attention_heads",
+        "decoder_ffn_dim": "ffn_dim",
         "num_hidden_layers": "decoder_layers",
-        "num_attention_heads": "decoder_attention_heads",
     }
 
     # `paper` is the published configuration (the defaults). `base` is a narrower model for CPU studies;
@@ -57,19 +60,19 @@ class CoMERConfig(ConfigPresetsMixin, PretrainedConfig):
         "tiny": dict(
             densenet_growth_rate=4,
             densenet_block_layers=2,
-            d_model=32,
+            hidden_size=32,
             decoder_layers=2,
-            decoder_attention_heads=4,
-            decoder_ffn_dim=64,
+            num_attention_heads=4,
+            ffn_dim=64,
             arm_channels=8,
         ),
         "base": dict(
             densenet_growth_rate=12,
             densenet_block_layers=8,
-            d_model=128,
+            hidden_size=128,
             decoder_layers=3,
-            decoder_attention_heads=8,
-            decoder_ffn_dim=512,
+            num_attention_heads=8,
+            ffn_dim=512,
             dropout=0.1,
         ),
         "paper": dict(),
@@ -83,10 +86,10 @@ class CoMERConfig(ConfigPresetsMixin, PretrainedConfig):
         densenet_block_layers: int = 16,
         densenet_reduction: float = 0.5,
         densenet_dropout: float = 0.2,
-        d_model: int = 256,
+        hidden_size: int = 256,
         decoder_layers: int = 3,
-        decoder_attention_heads: int = 8,
-        decoder_ffn_dim: int = 1024,
+        num_attention_heads: int = 8,
+        ffn_dim: int = 1024,
         dropout: float = 0.3,
         coverage: str = "fusion",
         arm_channels: int = 32,
@@ -103,8 +106,8 @@ class CoMERConfig(ConfigPresetsMixin, PretrainedConfig):
     ):
         if coverage not in COVERAGE_MODES:
             raise ValueError(f"coverage must be one of {COVERAGE_MODES}, got {coverage!r}.")
-        if d_model % 4:
-            raise ValueError(f"d_model must be a multiple of 4 (the 2-D position encoding), got {d_model}.")
+        if hidden_size % 4:
+            raise ValueError(f"hidden_size must be a multiple of 4 (the 2-D position encoding), got {hidden_size}.")
         if arm_kernel_size % 2 == 0:
             raise ValueError(f"arm_kernel_size must be odd, got {arm_kernel_size}.")
         self.vocab_size = vocab_size
@@ -113,10 +116,10 @@ class CoMERConfig(ConfigPresetsMixin, PretrainedConfig):
         self.densenet_block_layers = densenet_block_layers
         self.densenet_reduction = densenet_reduction
         self.densenet_dropout = densenet_dropout
-        self.d_model = d_model
+        self.hidden_size = hidden_size
         self.decoder_layers = decoder_layers
-        self.decoder_attention_heads = decoder_attention_heads
-        self.decoder_ffn_dim = decoder_ffn_dim
+        self.num_attention_heads = num_attention_heads
+        self.ffn_dim = ffn_dim
         self.dropout = dropout
         self.coverage = coverage
         self.arm_channels = arm_channels

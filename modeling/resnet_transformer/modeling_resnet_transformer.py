@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from transformers import GenerationConfig, GenerationMixin, PreTrainedModel, ResNetConfig, ResNetModel
 
-from .beam_search import GNMTLengthPenaltyMixin
+from .gnmt_beam_search import GNMTLengthPenaltyMixin
 from .configuration_resnet_transformer import ResNetTransformerConfig
 from .ctc import CTCHead
 from .initialization import init_recognizer_weights

@@ -22,7 +22,7 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
         cnn_stem_channels (`int`): 0 for none (the description); otherwise the channels of a stride-2 3x3
             convolution before the stages, which halves the image at once so that no convolution runs at
             full resolution (with it, the stages pool half as much for the same feature map).
-        d_model (`int`): width of the features and of the decoder.
+        hidden_size (`int`): width of the features and of the decoder.
         encoder_layers (`int`): transformer encoder layers over the flattened features (0: none, the
             description), so that each feature sees the whole line; they share the decoder's heads
             and feed-forward size.
@@ -30,12 +30,12 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
             loss over the encoder outputs (joint CTC-attention training, see `ctc.py`), the decoder's
             cross-entropy weighted `1 - ctc_loss_weight`. It also enables `ctc_decode()`.
         decoder_layers (`int`): number of decoder layers.
-        decoder_attention_heads (`int`): heads of both attentions.
-        decoder_ffn_dim (`int`): inner size of the feed-forward.
+        num_attention_heads (`int`): heads of both attentions.
+        ffn_dim (`int`): inner size of the feed-forward.
         dropout (`float`): dropout on positions and on each sub-layer output.
         attention_dropout (`float`): dropout on attention weights.
         activation_dropout (`float`): dropout after the feed-forward ReLU.
-        scale_embedding (`bool`): multiply token embeddings by sqrt(d_model).
+        scale_embedding (`bool`): multiply token embeddings by sqrt(hidden_size).
         label_smoothing (`float`): label smoothing of the cross-entropy.
         max_target_length (`int`): longest label in tokens, eos included; also the default
             generation length.
@@ -43,18 +43,21 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
     """
 
     model_type = "textrec-self-attention"
+    # Names of textrec's transformer recognizers (resnet-transformer's); the BART-style names of earlier
+    # checkpoints (`d_model`, `decoder_attention_heads`, `decoder_ffn_dim`) still load and read.
     attribute_map = {
-        "hidden_size": "d_model",
+        "d_model": "hidden_size",
+        "decoder_attention_heads": "num_attention_heads",
+        "decoder_ffn_dim": "ffn_dim",
         "num_hidden_layers": "decoder_layers",
-        "num_attention_heads": "decoder_attention_heads",
     }
 
     # Presets used by `textrec-train --preset`. The description fixes 4 decoder layers and 4 heads
     # but no width; `paper` uses the transformer-base width 512.
     PRESETS = {
-        "tiny": dict(cnn_channels=[8, 16, 32, 32], d_model=32, decoder_layers=2, decoder_ffn_dim=64),
-        "base": dict(cnn_channels=[32, 64, 128, 256], d_model=256, decoder_layers=4, decoder_ffn_dim=1024),
-        "paper": dict(cnn_channels=[64, 128, 256, 512], d_model=512, decoder_layers=4, decoder_ffn_dim=2048),
+        "tiny": dict(cnn_channels=[8, 16, 32, 32], hidden_size=32, decoder_layers=2, ffn_dim=64),
+        "base": dict(cnn_channels=[32, 64, 128, 256], hidden_size=256, decoder_layers=4, ffn_dim=1024),
+        "paper": dict(cnn_channels=[64, 128, 256, 512], hidden_size=512, decoder_layers=4, ffn_dim=2048),
         # What two CPU cores can train to read in an hour: a stride-2 stem so that nothing runs at full
         # resolution, one convolution per stage, a 2-layer transformer encoder so that each column sees the
         # line, a 2-layer decoder, joint CTC-attention training (CTC weight 0.3, as ESPnet), no dropout (the
@@ -64,10 +67,10 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
             cnn_channels=[32, 64, 128, 192],
             cnn_pooling=[[2, 2], [2, 1], [2, 1], [2, 1]],
             cnn_convs_per_stage=1,
-            d_model=192,
+            hidden_size=192,
             encoder_layers=2,
             decoder_layers=2,
-            decoder_ffn_dim=768,
+            ffn_dim=768,
             dropout=0.0,
             ctc_loss_weight=0.3,
         ),
@@ -81,12 +84,12 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
         cnn_pooling: list[list[int]] | None = None,
         cnn_convs_per_stage: int = 2,
         cnn_stem_channels: int = 0,
-        d_model: int = 256,
+        hidden_size: int = 256,
         encoder_layers: int = 0,
         ctc_loss_weight: float = 0.0,
         decoder_layers: int = 4,
-        decoder_attention_heads: int = 4,
-        decoder_ffn_dim: int = 1024,
+        num_attention_heads: int = 4,
+        ffn_dim: int = 1024,
         dropout: float = 0.1,
         attention_dropout: float = 0.0,
         activation_dropout: float = 0.0,
@@ -114,12 +117,12 @@ class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
         self.cnn_stem_channels = cnn_stem_channels
         if not 0 <= ctc_loss_weight < 1:
             raise ValueError(f"ctc_loss_weight must be in [0, 1), got {ctc_loss_weight}.")
-        self.d_model = d_model
+        self.hidden_size = hidden_size
         self.encoder_layers = encoder_layers
         self.ctc_loss_weight = ctc_loss_weight
         self.decoder_layers = decoder_layers
-        self.decoder_attention_heads = decoder_attention_heads
-        self.decoder_ffn_dim = decoder_ffn_dim
+        self.num_attention_heads = num_attention_heads
+        self.ffn_dim = ffn_dim
         self.dropout = dropout
         self.attention_dropout = attention_dropout
         self.activation_dropout = activation_dropout

@@ -53,7 +53,7 @@ class ConvStage(nn.Sequential):
 class SelfAttentionRecognizerEncoder(SelfAttentionRecognizerPreTrainedModel):
     """The CNN encoder, usable alone as a vision model.
 
-    `pixel_values (batch, num_channels, height, width)` → `last_hidden_state (batch, w * h, d_model)`
+    `pixel_values (batch, num_channels, height, width)` → `last_hidden_state (batch, w * h, hidden_size)`
     where `(h, w)` is the feature map size (`height / prod(pool heights)`, `width / prod(pool
     widths)`, both halved once more by the stem if there is one), flattened column by column so the
     sequence runs left to right; then, with `config.encoder_layers`, a transformer encoder over it.
@@ -72,15 +72,15 @@ class SelfAttentionRecognizerEncoder(SelfAttentionRecognizerPreTrainedModel):
                 for i in range(len(config.cnn_pooling))
             )
         )
-        self.projection = nn.Linear(channels[-1], config.d_model)
-        self.positions = SinusoidalPositionalEncoding1D(config.d_model, config.dropout)
+        self.projection = nn.Linear(channels[-1], config.hidden_size)
+        self.positions = SinusoidalPositionalEncoding1D(config.hidden_size, config.dropout)
         self.context = None
         if config.encoder_layers:
             self.context = TransformerEncoder(
-                config.d_model,
+                config.hidden_size,
                 config.encoder_layers,
-                config.decoder_attention_heads,
-                config.decoder_ffn_dim,
+                config.num_attention_heads,
+                config.ffn_dim,
                 config.dropout,
                 config.attention_dropout,
                 config.activation_dropout,
@@ -96,7 +96,7 @@ class SelfAttentionRecognizerEncoder(SelfAttentionRecognizerPreTrainedModel):
             pixel_mask: `(batch, height, width)`, 1 on real pixels.
 
         Returns:
-            `RecognizerEncoderOutput` with `last_hidden_state (batch, w * h, d_model)` and
+            `RecognizerEncoderOutput` with `last_hidden_state (batch, w * h, hidden_size)` and
             `attention_mask (batch, w * h)` when a pixel mask is given.
         """
         if pixel_values.ndim != 4 or pixel_values.shape[1] != self.config.num_channels:
@@ -131,18 +131,18 @@ class SelfAttentionRecognizerForTextRecognition(
         self.encoder = SelfAttentionRecognizerEncoder(config)
         self.decoder = TransformerDecoder(
             vocab_size=config.vocab_size,
-            dim=config.d_model,
+            dim=config.hidden_size,
             num_layers=config.decoder_layers,
-            num_heads=config.decoder_attention_heads,
-            ffn_dim=config.decoder_ffn_dim,
+            num_heads=config.num_attention_heads,
+            ffn_dim=config.ffn_dim,
             dropout=config.dropout,
             attention_dropout=config.attention_dropout,
             activation_dropout=config.activation_dropout,
             pad_token_id=config.pad_token_id,
             scale_embedding=config.scale_embedding,
         )
-        self.lm_head = nn.Linear(config.d_model, config.vocab_size)
-        self.ctc_head = CTCHead(config.d_model, config.vocab_size) if config.ctc_loss_weight > 0 else None
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size)
+        self.ctc_head = CTCHead(config.hidden_size, config.vocab_size) if config.ctc_loss_weight > 0 else None
         self.post_init()
         self.generation_config.max_new_tokens = config.max_target_length
 

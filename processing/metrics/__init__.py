@@ -68,6 +68,14 @@ def load_metric(name: str, keep_in_memory: bool = True, **kwargs: Any) -> evalua
     return evaluate.load(metric_path(name), keep_in_memory=keep_in_memory, **kwargs)
 
 
+def evaluate_texts(predictions: list[str], references: list[str], normalization: str = "none") -> dict[str, float]:
+    """CER, WER and sequence accuracy (`METRICS`) of predictions against references."""
+    return {
+        name: load_metric(name).compute(predictions=predictions, references=references, normalization=normalization)[name]
+        for name in METRICS
+    }
+
+
 def _pad_token_id(decoder: Any) -> int:
     """The pad id of a tokenizer, or of the ``.tokenizer`` of a processor."""
     for candidate in (decoder, getattr(decoder, "tokenizer", None)):

@@ -1,7 +1,7 @@
 """The multi-digit study of the sharp-attention paper: soft, hard and sharp attention on strings of
 MNIST digits of two lengths, normal and rotated, each model trained under the same CPU budget.
 
-    python -m textrec.scripts.study_sharp_attention --mnist_dir ../shared/data/mnist \
+    python -m textrec.scripts.benchmarks.study_sharp_attention --mnist_dir ../shared/data/mnist \
         --output_dir runs/study-sharp --cpu_minutes 60 --preset base
 
 For every (length, digits, attention) it trains a `sharp-attention` model with textrec-train (the
@@ -23,13 +23,13 @@ from pathlib import Path
 
 import torch
 
+from textrec.processing.attention_readout import read_with_attention
 from textrec.processing.data import load_text_recognition_dataset
+from textrec.processing.inference import load_recognizer
 from textrec.processing.metrics import load_metric
+from textrec.processing.training import parse_arguments, train_from_arguments
 
-from . import train as train_cli
-from .attention_readout import read_with_attention
 from .draw_sharp_attention import draw_readout, stack
-from .inference import load_recognizer
 
 logger = logging.getLogger("textrec.study")
 
@@ -155,13 +155,13 @@ def run(argv: list[str] | None = None) -> list[dict]:
                 if not result_file.exists():
                     rotated = digits == "rotated"
                     if not (run_dir / "model.safetensors").exists():
-                        train_cli.run(train_arguments(args, run_dir, length, rotated, attention))
+                        train_from_arguments(*parse_arguments(train_arguments(args, run_dir, length, rotated, attention)))
                     result_file.write_text(
                         json.dumps(evaluate_run(args, run_dir, length, rotated, attention), indent=2)
                     )
                 results.append(json.loads(result_file.read_text()))
                 logger.info("%s: %s", run_dir.name, results[-1])
-    command = "python -m textrec.scripts.study_sharp_attention " + " ".join(shlex.quote(a) for a in argv)
+    command = "python -m textrec.scripts.benchmarks.study_sharp_attention " + " ".join(shlex.quote(a) for a in argv)
     report = f"{results_table(results)}\n\n`{command}`\n"
     (output_dir / "results.md").write_text(report)
     print(report)

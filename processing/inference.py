@@ -18,11 +18,9 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from textrec.model_cards import released_model_names, resolve_model_path
 from textrec.modeling import ARCHITECTURES
-from textrec.processing.image_processing_text_recognition import load_image
-from textrec.processing.pipeline_text_recognition import DECODINGS, available_decodings, preferred_decoding
 
-from . import architectures  # noqa: F401  (registers textrec's processors with AutoProcessor)
-
+from .image_processing_text_recognition import load_image
+from .pipeline_text_recognition import DECODINGS, available_decodings, preferred_decoding
 
 logger = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
 """Draw CoMER's refinement term per decoding step over the formula image (the paper's figure of parsed
 regions being suppressed), as a PNG.
 
-    python -m textrec.scripts.draw_comer_refinement --model_name_or_path runs/comer \\
+    python -m textrec.scripts.benchmarks.draw_comer_refinement --model_name_or_path runs/comer \\
         --image formula.png --output refinement.png
-    python -m textrec.scripts.draw_comer_refinement --model_name_or_path runs/comer \\
+    python -m textrec.scripts.benchmarks.draw_comer_refinement --model_name_or_path runs/comer \\
         --dataset synthetic-math --split test --index 3 --output refinement.png
 
 The model decodes the image greedily, left to right; the decoded tokens are then read again by teacher

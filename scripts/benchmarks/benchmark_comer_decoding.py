@@ -1,7 +1,7 @@
 """Speed of CoMER's incremental decoding (cached keys, values and running coverage sums) against
 re-running the whole prefix at every step, as the published code does.
 
-    python -m textrec.scripts.benchmark_comer_decoding --tokens 50 --repeats 3
+    python -m textrec.scripts.benchmarks.benchmark_comer_decoding --tokens 50 --repeats 3
 
 Builds a `paper`-preset model (or `--preset`; random weights: speed does not depend on them), encodes a batch of
 formula images once, then decodes exactly `--tokens` tokens (the end token is suppressed) with
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, rerun, incremental in rows:
         print(f"| {name} | {rerun:.2f} | {incremental:.2f} | {rerun / incremental:.1f}x |")
     print()
-    print("Command: python -m textrec.scripts.benchmark_comer_decoding " + " ".join(sys.argv[1:] if argv is None else argv))
+    print("Command: python -m textrec.scripts.benchmarks.benchmark_comer_decoding " + " ".join(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

@@ -85,5 +85,5 @@ def render_model_card(
         training_summary=training_summary,
         preset=preset,
         num_parameters=f"{model.num_parameters():,}",
-        vocab_size=model.config.vocab_size,
+        vocab_size=model.config.get_text_config(decoder=True).vocab_size,
     )

@@ -2,7 +2,7 @@
 against fusion coverage, trained on the synthetic formulas under the same CPU-time budget, scored by
 ExpRate on the test split overall and by formula length.
 
-    python -m textrec.scripts.comer_coverage_study --output_dir runs/comer-study --cpu_minutes 2.5
+    python -m textrec.scripts.benchmarks.comer_coverage_study --output_dir runs/comer-study --cpu_minutes 2.5
 
 Both models are trained by textrec-train with the paper recipe (SGD, learning rate reduced on a plateau
 of the validation ExpRate), the same data, seed and preset, as two processes of one CPU thread each
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
             cells.append(f"{exact} / {100 * sum(e for e, _ in bucket) / max(1, sum(n for _, n in bucket)):.1f}")
         print("| " + " | ".join(cells) + " |")
     print()
-    print("Command: python -m textrec.scripts.comer_coverage_study " + " ".join(sys.argv[1:] if argv is None else argv))
+    print("Command: python -m textrec.scripts.benchmarks.comer_coverage_study " + " ".join(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

@@ -1,22 +1,20 @@
-"""What the command-line tools need to know about each architecture beyond its model classes:
-the image processor settings its models are trained with, and its own training recipe if it has one."""
+"""What training needs to know about each architecture beyond its model classes, declared here once and read by
+`textrec-train`, the releases, benchmarks and studies: the image processor settings its models are trained
+with, its vocabulary, its own training recipe if it has one, and what its presets change."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from transformers import AutoProcessor
-
-from textrec.modeling import ARCHITECTURES, CharBertConfig, ResNetTransformerConfig, SharpAttentionConfig
+from textrec.modeling import ARCHITECTURES, ResNetTransformerConfig, SharpAttentionConfig
 from textrec.processing import (
-    CharBertProcessor,
     TextRecognitionProcessor,
     build_char_tokenizer,
     build_latex_tokenizer,
 )
 from textrec.processing.data.reference_glyphs import reference_glyph_table
 
-from .optimization import (
+from .recipes import (
     TrainingRecipe,
     adadelta_from_arguments,
     adam_from_arguments,
@@ -236,8 +234,3 @@ def get_spec(name: str) -> ArchitectureSpec:
     if name not in SPECS:
         raise ValueError(f"Unknown architecture {name!r}; available: {', '.join(sorted(SPECS))}.")
     return SPECS[name]
-
-
-for _spec in SPECS.values():
-    AutoProcessor.register(_spec.config_class, TextRecognitionProcessor, exist_ok=True)
-AutoProcessor.register(CharBertConfig, CharBertProcessor, exist_ok=True)

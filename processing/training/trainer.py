@@ -1,4 +1,6 @@
-"""The Trainer pieces textrec adds: model cards with real results, and a data-parallel sanity check."""
+"""The Trainer pieces textrec adds: `TextRecognitionTrainer` (recipes, training-only augmentation, batches packed
+by image area, model cards with real results), CPU training defaults, time budgets, resumable checkpoints, and
+a data-parallel sanity check."""
 
 import copy
 import hashlib
@@ -20,9 +22,10 @@ from transformers.trainer_utils import IntervalStrategy, SchedulerType, seed_wor
 
 from textrec.processing.data.area_batching import AreaBatchSampler, image_sizes
 
-from .inference import safetensors_problem
-from .model_card import render_model_card
-from .optimization import TrainingRecipe
+from textrec.model_cards.card import render_model_card
+from textrec.processing.inference import safetensors_problem
+
+from .recipes import TrainingRecipe
 
 logger = logging.getLogger("textrec.train")
 

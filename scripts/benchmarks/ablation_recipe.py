@@ -1,6 +1,6 @@
 """Ablation of the `fast` recipe: each lever's effect on held-out CER at the same training budget.
 
-    python -m textrec.scripts.ablation_recipe --train_minutes 5 --output_dir runs/ablation
+    python -m textrec.scripts.benchmarks.ablation_recipe --train_minutes 5 --output_dir runs/ablation
 
 Every variant is the `self-attention-lines` release's training command (same data, schedule, batches) with
 one thing changed, trained through `textrec-train` for the same wall-clock budget. Variants run `--jobs` at
@@ -18,8 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .inference import load_recognizer
-from .release import evaluate_release, get_release
+from textrec.model_cards.releases import evaluate_release, get_release
+from textrec.processing.inference import load_recognizer
 
 RELEASE = "self-attention-lines"
 VARIANTS = {
@@ -27,6 +27,8 @@ VARIANTS = {
     "no-ctc": ("fast without the CTC loss (attention decoder alone)", ['--config_overrides={"ctc_loss_weight": 0.0}']),
     "ctc-0.5": ("fast with CTC weight 0.5", ['--config_overrides={"ctc_loss_weight": 0.5}']),
     "no-context": ("fast without the transformer encoder over the features", ['--config_overrides={"encoder_layers": 0}']),
+    "no-stem": ("fast without the stride-2 stem (the first stage at full resolution)",
+                ['--config_overrides={"cnn_stem_channels": 0}']),
     "base": ("the base preset (two full-resolution convolutions per stage, 4 decoder layers, no CTC)", ["--preset=base"]),
 }
 """Variant name -> (what it is, textrec-train arguments added to the release's; later ones win)."""
@@ -90,7 +92,7 @@ def render_table(rows: dict, train_minutes: float, threads: int, command: str) -
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m textrec.scripts.ablation_recipe", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m textrec.scripts.benchmarks.ablation_recipe", description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     parser.add_argument("--train_minutes", type=float, default=10.0, help="Wall-clock training budget per variant.")
     parser.add_argument("--jobs", type=int, default=2, help="Variants trained side by side.")
@@ -104,7 +106,7 @@ def run(argv: list[str] | None = None) -> dict:
     args.output_dir.mkdir(parents=True, exist_ok=True)
     train_variants(args.variants, args.output_dir, args.train_minutes, args.jobs, args.threads)
     rows = {variant: evaluate_variant(variant, args.output_dir) for variant in args.variants}
-    command = shlex.join(["python", "-m", "textrec.scripts.ablation_recipe", *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(["python", "-m", "textrec.scripts.benchmarks.ablation_recipe", *(sys.argv[1:] if argv is None else argv)])
     table = render_table(rows, args.train_minutes, args.threads, command)
     (args.output_dir / "table.md").write_text(table + "\n")
     (args.output_dir / "results.json").write_text(json.dumps(rows, indent=2))

@@ -1,8 +1,8 @@
 """The released line models side by side and beside Tesseract, on the same held-out lines: one table.
 
-    python -m textrec.scripts.benchmark_line_models --output_markdown line_models.md --curves line_models.png
+    python -m textrec.scripts.benchmarks.benchmark_line_models --output_markdown line_models.md --curves line_models.png
 
-Each model was made by its release command (`textrec.scripts.release.RELEASES`): the same data, recipe,
+Each model was made by its release command (`textrec.model_cards.releases.RELEASES`): the same data, recipe,
 steps and size class, only `--model` differs (CRNN, the CTC-only model docTR and PaddleOCR users pick, is the
 peer the attention models are measured against). Each is read with each decoding it has, on the release's
 test sets (200 + 200 clean lines of 15-80 characters, print and handwriting-style, never seen in training);
@@ -19,11 +19,10 @@ from pathlib import Path
 import torch
 
 from textrec.model_cards import released_model_names, released_model_path
+from textrec.model_cards.releases import LINE_TEST_SETS, RELEASES, evaluate_release
 from textrec.processing.data import load_text_recognition_dataset
-
-from .evaluate import read_with_tesseract
-from .inference import available_decodings, load_recognizer
-from .release import LINE_TEST_SETS, RELEASES, evaluate_release
+from textrec.processing.inference import available_decodings, load_recognizer
+from textrec.processing.tesseract import read_with_tesseract
 
 logger = logging.getLogger("textrec.benchmark_line_models")
 

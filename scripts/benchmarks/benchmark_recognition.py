@@ -2,12 +2,12 @@
 `VisionEncoderDecoderModel` of about the same size, all trained identically under the same CPU budget,
 and against Tesseract 5.
 
-    python -m textrec.scripts.benchmark_recognition --train_minutes 30 --output_dir runs/benchmark
+    python -m textrec.scripts.benchmarks.benchmark_recognition --train_minutes 30 --output_dir runs/benchmark
 
 ``--systems`` chooses what runs (default: everything). Rows of an earlier run in ``--output_dir`` are
 kept for the systems not run now, so that one can be added without retraining the others:
 
-    python -m textrec.scripts.benchmark_recognition --train_minutes 30 --output_dir runs/benchmark \
+    python -m textrec.scripts.benchmarks.benchmark_recognition --train_minutes 30 --output_dir runs/benchmark \
         --systems resnet-transformer
 
 That merge is refused unless the earlier run had the same settings (data, budget, training and
@@ -27,7 +27,7 @@ Phases (each logs one line when it starts, and shows a progress bar where it loo
    steps down). ``--max_steps`` gives every model one
    fixed value instead. Either way the wall-clock budget (``--max_train_minutes``) stops training.
 3. Training. The self-attention and resnet-transformer models through ``textrec-train``
-   (`textrec.scripts.train.run`); the ViT+TrOCR model with the same `TextRecognitionTrainer`. Every
+   (`textrec.processing.training.train_from_arguments`); the ViT+TrOCR model with the same `train`. Every
    model gets the same training arguments (AdamW, batch size, learning rate, warm-up, cosine
    schedule, budget, seed, data order), the same data and the same character tokenizer, and its
    architecture's own image processor settings. This holds for resnet-transformer too: the benchmark
@@ -37,7 +37,7 @@ Phases (each logs one line when it starts, and shows a progress bar where it loo
 4. Recognition of both test sets: each model with batched greedy decoding (`recognize`, default
    torch threads), resnet-transformer also with the beam search of its generation config (4 beams
    ranked by the GNMT length penalty): two rows. Tesseract in one process over a list file of the images
-   (``--psm 7``, ``OMP_THREAD_LIMIT=1``, `textrec.scripts.tesseract`). Speed is wall-clock over the print set, reading from the
+   (``--psm 7``, ``OMP_THREAD_LIMIT=1``, `textrec.processing.tesseract`). Speed is wall-clock over the print set, reading from the
    PNG files.
 5. One markdown table, printed and written to ``table.md`` with the command (or commands, after a
    merge) that made its rows; every number in ``results.json``; references and predictions in
@@ -70,59 +70,46 @@ import datasets
 import numpy as np
 import torch
 from PIL import Image
-from transformers import (
-    TrOCRConfig,
-    ViTConfig,
-    ViTModel,
-    VisionEncoderDecoderConfig,
-    VisionEncoderDecoderModel,
-    set_seed,
-)
+from transformers import set_seed
 
-from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.data.collator import TextRecognitionCollator
-from textrec.processing.metrics import make_compute_metrics
+from textrec.processing.inference import RecognitionResult, load_recognizer, recognize
+from textrec.processing.metrics import evaluate_texts
+from textrec.processing.tesseract import check_tesseract, tesseract_recognize
+from textrec.processing.training import (
+    ArchitectureSpec,
+    ModelArguments,
+    build_recognizer,
+    get_spec,
+    load_splits,
+    parse_arguments,
+    train,
+    train_from_arguments,
+)
 
-from . import train as train_cli
-from .architectures import LINE_IMAGES, SPECS, get_spec
-from .evaluate import evaluate_texts
-from .inference import RecognitionResult, load_recognizer, recognize
-from .tesseract import check_tesseract, tesseract_recognize
-from .training import TextRecognitionTrainer
+from .recognition_table import (
+    RESNET_TRANSFORMER,
+    SELF_ATTENTION,
+    SYSTEMS,
+    TESSERACT,
+    TEST_SETS,
+    VIT_TROCR,
+    merge_earlier_run,
+    read_earlier_run,
+    render_commands,
+    render_table,
+)
+from .step_calibration import seconds_per_step
+from .vit_trocr import MAX_PARAMETER_RATIO, VIT_TROCR_DESCRIPTION, build_vit_trocr, build_vit_trocr_processor, choose_vit_layers
 
 logger = logging.getLogger("textrec.benchmark")
 
-SELF_ATTENTION, VIT_TROCR, RESNET_TRANSFORMER, TESSERACT = (
-    "self-attention", "ViT+TrOCR", "resnet-transformer", "Tesseract"
-)
-SYSTEMS = {
-    "self-attention": SELF_ATTENTION,
-    "vit-trocr": VIT_TROCR,
-    "resnet-transformer": RESNET_TRANSFORMER,
-    "tesseract": TESSERACT,
-}
-"""``--systems`` choice -> name of the system, in the order of the table. A system's rows are named after it:
-its name, or its name and a decoding, as in "resnet-transformer (beam 4)"."""
-MERGE_SETTINGS = (
-    "seed", "train_samples", "eval_samples", "test_samples", "preset", "max_target_length", "train_minutes",
-    "max_steps", "calibration_steps", "batch_size", "learning_rate", "warmup_steps", "recognition_batch_size",
-    "torch_threads",
-)
-"""Settings that rows of an earlier run must share with this one to stand in the same table."""
-SYSTEM_SETTINGS = {VIT_TROCR: ("vit_layers",), TESSERACT: ("tesseract_lang", "tesseract_version")}
-"""Settings that concern one system only: after a merge, those of the run that made its rows."""
-TEST_SETS = {"print": "synthetic-lines", "handwriting": "synthetic-lines-handwriting"}
-"""Test set name -> synthetic dataset name (the handwriting one renders handwriting-style fonts only)."""
-CALIBRATION_WARMUP_STEPS = 2
-"""Untimed optimiser steps before the timed ones (first-call overheads)."""
-MAX_PARAMETER_RATIO = 1.15
-"""The ViT+TrOCR model must have at most this many times the self-attention model's parameters."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m textrec.scripts.benchmark_recognition",
+        prog="python -m textrec.scripts.benchmarks.benchmark_recognition",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -239,100 +226,15 @@ def write_data(
 
 
 # ----------------------------------------------------------------------------------------------
-# Models
+# Models (ViT+TrOCR: `vit_trocr.py`; step times: `step_calibration.py`)
 
 
 def build_textrec_model(args, name: str):
     """The model and processor of textrec's architecture `name` exactly as textrec-train builds them (for
     counting and calibration; training builds its own)."""
-    spec = get_spec(name)
-    model_args = train_cli.ModelArguments(model=name, preset=args.preset, max_target_length=args.max_target_length)
-    processor = train_cli.build_processor(model_args, spec)
-    return train_cli.build_model(model_args, spec, processor), processor
-
-
-def build_vit_trocr_processor(max_target_length: int) -> TextRecognitionProcessor:
-    """Fixed-size grey images (height and width of the self-attention model's widest line) and the
-    default character tokenizer, as textrec-train uses."""
-    image_processor = TextRecognitionImageProcessor(
-        num_channels=LINE_IMAGES["num_channels"],
-        resize_mode="fixed",
-        height=LINE_IMAGES["height"],
-        width=LINE_IMAGES["max_width"],
-    )
-    return TextRecognitionProcessor(image_processor, build_char_tokenizer(), max_label_length=max_target_length)
-
-
-def build_vit_trocr(
-    reference_config, processor: TextRecognitionProcessor, vit_layers: int
-) -> VisionEncoderDecoderModel:
-    """A randomly initialised ViT encoder + TrOCR decoder sized after the self-attention `reference_config`."""
-    image_processor, tokenizer = processor.image_processor, processor.tokenizer
-    height, width = image_processor.height, image_processor.width
-    encoder_config = ViTConfig(
-        hidden_size=reference_config.d_model,
-        num_hidden_layers=vit_layers,
-        num_attention_heads=reference_config.decoder_attention_heads,
-        intermediate_size=reference_config.decoder_ffn_dim,
-        image_size=(height, width),
-        patch_size=(height // 2, 4),
-        num_channels=image_processor.num_channels,
-    )
-    token_ids = dict(
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.bos_token_id,
-    )
-    decoder_config = TrOCRConfig(
-        vocab_size=len(tokenizer),
-        d_model=reference_config.d_model,
-        decoder_layers=reference_config.decoder_layers,
-        decoder_attention_heads=reference_config.decoder_attention_heads,
-        decoder_ffn_dim=reference_config.decoder_ffn_dim,
-        max_position_embeddings=reference_config.max_target_length,
-        **token_ids,
-    )
-    config = VisionEncoderDecoderConfig.from_encoder_decoder_configs(encoder_config, decoder_config)
-    for name, value in token_ids.items():
-        setattr(config, name, value)
-    # ViT's pooler would be an unused parameter block: leave it out.
-    model = VisionEncoderDecoderModel(config=config, encoder=ViTModel(encoder_config, add_pooling_layer=False))
-    for name, value in token_ids.items():
-        setattr(model.generation_config, name, value)
-    model.generation_config.max_new_tokens = reference_config.max_target_length
-    return model
-
-
-def choose_vit_layers(reference_config, processor, target: int) -> int:
-    """The smallest ViT depth whose ViT+TrOCR model has at least `target` parameters."""
-    for layers in range(1, 25):
-        if build_vit_trocr(reference_config, processor, layers).num_parameters() >= target:
-            return layers
-    raise ValueError(f"no ViT depth up to 24 layers reaches {target:,} parameters")
-
-
-def seconds_per_step(model, collator, dataset, batch_size: int, learning_rate: float, steps: int, seed: int) -> float:
-    """Wall-clock seconds of the fastest of `steps` training steps (rows read and collated, forward,
-    backward, clipping, AdamW) after a short warm-up: other processes can only slow a step down, so the
-    fastest is the best estimate of the step time on a quiet machine. The model's weights change: use a
-    throw-away copy."""
-    model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    rng = np.random.default_rng(seed)
-    timings = []
-    for step in range(CALIBRATION_WARMUP_STEPS + steps):
-        start = time.perf_counter()
-        indices = rng.integers(len(dataset), size=batch_size).tolist()
-        batch = collator([dataset[i] for i in indices])
-        loss = model(**batch).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad()
-        if step >= CALIBRATION_WARMUP_STEPS:
-            timings.append(time.perf_counter() - start)
-    return min(timings)
+    spec = benchmark_spec(name, args.preset)
+    model_args = ModelArguments(model=name, preset=args.preset, max_target_length=args.max_target_length)
+    return build_recognizer(model_args, spec)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -364,50 +266,37 @@ def training_argv(args, data_dir: Path, output_dir: Path, max_steps: int) -> lis
     ]
 
 
-@contextlib.contextmanager
-def without_recipe(name: str):
-    """Inside the block textrec-train trains architecture `name` with the Trainer's AdamW and
-    ``--lr_scheduler_type``, as it trains every other model, instead of the architecture's own recipe
-    (`ArchitectureSpec.recipe`: its optimiser, schedule and their defaults, such as Adam's betas)."""
-    spec = SPECS[name]
-    SPECS[name] = dataclasses.replace(spec, recipe=None)
-    try:
-        yield
-    finally:
-        SPECS[name] = spec
+def benchmark_spec(name: str, preset: str) -> ArchitectureSpec:
+    """Architecture `name` as the benchmark trains it: with the Trainer's AdamW and ``--lr_scheduler_type``, as
+    every other model, not with its own recipe (`ArchitectureSpec.recipe`: its optimiser, schedule and their
+    defaults, such as Adam's betas)."""
+    return dataclasses.replace(get_spec(name).for_preset(preset), recipe=None)
 
 
 def train_with_textrec_train(args, name: str, argv: list[str]) -> None:
-    """Trains textrec's architecture `name` with textrec-train and the shared arguments `argv`."""
-    with without_recipe(name):
-        train_cli.run([f"--model={name}", f"--preset={args.preset}", *argv])
+    """Trains textrec's architecture `name` as textrec-train does, with the shared arguments `argv`."""
+    spec = benchmark_spec(name, args.preset)
+    model_args, data_args, training_args = parse_arguments([f"--model={name}", f"--preset={args.preset}", *argv], spec)
+    train_from_arguments(model_args, data_args, training_args, spec)
 
 
 def train_vit_trocr(args, argv: list[str], reference_config, vit_layers: int):
-    """Trains the ViT+TrOCR model as `train.run` trains textrec's models; returns (model, processor)."""
-    _, data_args, training_args = train_cli.parse_arguments(argv)
+    """Trains the ViT+TrOCR model through textrec's `train`, as textrec's models; returns (model, processor)."""
+    _, data_args, training_args = parse_arguments(argv, benchmark_spec(SELF_ATTENTION, args.preset))
     set_seed(training_args.seed)
     processor = build_vit_trocr_processor(args.max_target_length)
     model = build_vit_trocr(reference_config, processor, vit_layers)
-    train_dataset, eval_dataset = train_cli.load_splits(data_args, training_args, processor, args.max_target_length)
-    trainer = TextRecognitionTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=train_dataset,
-        eval_dataset=eval_dataset,
-        data_collator=TextRecognitionCollator(processor),
-        processing_class=processor,
-        compute_metrics=make_compute_metrics(processor, normalization=data_args.metric_normalization),
-        callbacks=train_cli.training_callbacks(training_args),
+    train_dataset, eval_dataset = load_splits(data_args, training_args, processor)
+    card_details = dict(
+        architecture="vit-trocr",
+        architecture_description=VIT_TROCR_DESCRIPTION,
+        dataset_name=data_args.eval_dataset or data_args.dataset,
+        dataset_split=data_args.eval_split,
+        eval_samples=len(eval_dataset),
     )
-    train_result = trainer.train()
-    metrics = trainer.evaluate(metric_key_prefix="eval")
-    trainer.log_metrics("train", train_result.metrics)
-    trainer.log_metrics("eval", metrics)
-    trainer.save_metrics("all", {**train_result.metrics, **metrics})
-    trainer.save_state()
-    trainer.save_model()
-    return trainer.model.eval(), processor
+    train(model, processor, train_dataset, eval_dataset, training_args, card_details=card_details,
+          metric_normalization=data_args.metric_normalization)
+    return model.eval(), processor
 
 
 def training_summary(model_dir: Path, max_steps: int) -> dict:
@@ -452,150 +341,6 @@ def model_reader(model, processor, batch_size: int, num_beams: int = 1):
 
 
 # ----------------------------------------------------------------------------------------------
-# Merging with an earlier run
-
-
-def row_system(row: str) -> str | None:
-    """The system of the table row `row` ("resnet-transformer (beam 4)" -> "resnet-transformer"); None for a
-    system this script does not know."""
-    return next((system for system in SYSTEMS.values() if row == system or row.startswith(f"{system} (")), None)
-
-
-def table_position(row: str) -> int:
-    """Rows follow the order of `SYSTEMS`; unknown systems come last."""
-    order = list(SYSTEMS.values())
-    system = row_system(row)
-    return order.index(system) if system in order else len(order)
-
-
-def read_earlier_run(output_dir: Path, settings: dict, systems: list[str]) -> tuple[dict, dict] | None:
-    """The results and predictions of the earlier run in `output_dir` if it has rows of systems other than
-    `systems` (the systems run now), else None.
-
-    Raises:
-        SystemExit: its settings differ from `settings` in one of `MERGE_SETTINGS`.
-    """
-    path = output_dir / "results.json"
-    if not path.exists():
-        return None
-    earlier = json.loads(path.read_text())
-    kept = [row for row in earlier["systems"] if row_system(row) not in systems]
-    if not kept:
-        logger.info("Every row of the earlier run in %s is made again: replacing it", output_dir)
-        return None
-    differences = [
-        f"{key} {earlier['settings'].get(key)!r} then, {settings[key]!r} now"
-        for key in MERGE_SETTINGS
-        if earlier["settings"].get(key) != settings[key]
-    ]
-    if differences:
-        raise SystemExit(
-            f"Not merging with the earlier run in {output_dir} (rows: {', '.join(kept)}): its settings differ "
-            f"({'; '.join(differences)}). Use its settings, run every system, or choose another --output_dir."
-        )
-    logger.info("Keeping the rows of the earlier run in %s for %s", output_dir, ", ".join(kept))
-    return earlier, json.loads((output_dir / "predictions.json").read_text())
-
-
-def merge_earlier_run(
-    results: dict, predictions: dict, earlier: dict, earlier_predictions: dict
-) -> tuple[dict, dict]:
-    """This run's `results` and `predictions` (per row) with the rows of the `earlier` run for the systems not
-    run now, the settings that concern those systems only and the commands that made the rows."""
-    systems_now = {row_system(row) for row in results["systems"]}
-    kept = [row for row in earlier["systems"] if row_system(row) not in systems_now]
-    runs = earlier.get("earlier_runs", [])
-    rows_of_earlier_runs = {row for run in runs for row in run["rows"]}
-    runs = [
-        *runs,
-        {
-            "command": earlier["command"],
-            "rows": [row for row in earlier["systems"] if row not in rows_of_earlier_runs],
-            "machine_load_at_phase_start": earlier["machine_load_at_phase_start"],
-        },
-    ]
-    settings = dict(results["settings"])
-    for system in {row_system(row) for row in kept}:
-        for key in SYSTEM_SETTINGS.get(system, ()):
-            settings[key] = earlier["settings"].get(key)
-    order = sorted([*results["systems"], *kept], key=table_position)
-    rows = {**results["systems"], **{row: earlier["systems"][row] for row in kept}}
-    predictions = {**predictions, **{row: earlier_predictions["predictions"][row] for row in kept}}
-    merged = {
-        **results,
-        "settings": settings,
-        "systems": {row: rows[row] for row in order},
-        "earlier_runs": [
-            {**run, "rows": [row for row in run["rows"] if row in kept]} for run in runs if set(run["rows"]) & set(kept)
-        ],
-    }
-    return merged, {row: predictions[row] for row in order}
-
-
-# ----------------------------------------------------------------------------------------------
-# Report
-
-
-def render_table(results: dict) -> str:
-    settings = results["settings"]
-    title = f"### Text recognition on CPU: {settings['train_minutes']:g}-minute training budget per model"
-    schedule = (
-        f"over {settings['max_steps']:,} steps" if settings["max_steps"]
-        else "over the steps that the model's measured step time fits in the budget"
-    )
-    tesseract = (
-        f"; {settings.get('tesseract_version') or 'Tesseract'}: --psm 7 -l {settings['tesseract_lang']}, "
-        "OMP_THREAD_LIMIT=1, one process over a list file" if TESSERACT in results["systems"] else ""
-    )
-    header = (
-        f"Held-out synthetic lines ({settings['test_samples']} print, {settings['test_samples']} handwriting-style; "
-        f"clean), after a {settings['train_minutes']:g}-minute CPU training budget per model on "
-        f"{settings['train_samples']:,} augmented mixed-font lines, with the same training arguments for every "
-        f"model (AdamW, batch {settings['batch_size']}, peak learning rate {settings['learning_rate']:g}, "
-        f"{settings['warmup_steps']} warm-up steps, cosine schedule {schedule}). Models: batched decoding "
-        f"(batch {settings['recognition_batch_size']}, {settings['torch_threads']} torch threads), greedy unless the "
-        f"row says beam (the model's own beam search settings){tesseract}. Lines/s on the print set, reading PNG "
-        f"files. Training: steps done within the budget, and how many of the {os.cpu_count()} cores training kept "
-        "busy on average (fewer when other processes competed for them)."
-    )
-    columns = ["System", "Parameters", "Training", "Print CER", "Print WER", "Handwriting CER",
-               "Handwriting WER", "Lines/s (print)"]
-    lines = [title, "", header, "", "| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-    for name, system in results["systems"].items():
-        if system.get("parameters"):
-            parameters = f"{system['parameters'] / 1e6:.2f} M"
-            training = (
-                f"{system['steps']:,} steps in {system['train_minutes_used']:.1f} min "
-                f"({system['cores_used_in_training']:.1f} cores)"
-            )
-        else:
-            parameters, training = "n/a", f"pretrained ({settings['tesseract_lang']})"
-        cells = [
-            name,
-            parameters,
-            training,
-            f"{system['print']['cer']:.2%}",
-            f"{system['print']['wer']:.2%}",
-            f"{system['handwriting']['cer']:.2%}",
-            f"{system['handwriting']['wer']:.2%}",
-            f"{system['print']['lines_per_second']:.1f}",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def render_commands(results: dict) -> str:
-    """The command that made the table, or after a merge the commands and the rows each made."""
-    runs = results.get("earlier_runs", [])
-    if not runs:
-        return f"Command: `{results['command']}`"
-    rows_of_earlier_runs = {row for run in runs for row in run["rows"]}
-    rows_now = [row for row in results["systems"] if row not in rows_of_earlier_runs]
-    runs = [*runs, {"command": results["command"], "rows": rows_now}]
-    return "\n".join(["Commands:", *(f"- `{run['command']}`: {', '.join(run['rows'])}" for run in runs)])
-
-
-# ----------------------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
@@ -626,7 +371,7 @@ def run(argv: list[str] | None = None) -> dict:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
-    command = shlex.join(["python", "-m", "textrec.scripts.benchmark_recognition", *argv])
+    command = shlex.join(["python", "-m", "textrec.scripts.benchmarks.benchmark_recognition", *argv])
     print(f"Command: {command}", flush=True)
     systems = [system for choice, system in SYSTEMS.items() if choice in args.systems]
     settings = {key: value for key, value in vars(args).items() if key != "systems"}

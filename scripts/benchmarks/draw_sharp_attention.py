@@ -1,7 +1,7 @@
 """Pictures of what a sharp-attention recognizer looks at: for a few test images, each decoding step's
 chosen region and the sharpener's patch, with the token predicted there.
 
-    python -m textrec.scripts.draw_sharp_attention --model runs/study-sharp/l5-normal-sharp \
+    python -m textrec.scripts.benchmarks.draw_sharp_attention --model runs/study-sharp/l5-normal-sharp \
         --dataset "mnist-digits:length=5,mnist_dir=../shared/data/mnist" --num_images 4 --output sharp.png
 
 Per image, from top to bottom: the image with the outline of each step's patch (one colour per step,
@@ -17,8 +17,8 @@ from PIL import Image, ImageDraw, ImageFont
 
 from textrec.processing.data import load_text_recognition_dataset
 
-from .attention_readout import AttentionReadout, read_with_attention
-from .inference import load_recognizer
+from textrec.processing.attention_readout import AttentionReadout, read_with_attention
+from textrec.processing.inference import load_recognizer
 
 COLOURS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#9a6324", "#808000", "#000075"]
 SCALE = 4

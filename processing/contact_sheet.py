@@ -2,7 +2,7 @@
 
 from PIL import Image, ImageDraw, ImageFont
 
-from textrec.processing import load_image
+from .image_processing_text_recognition import load_image
 
 
 def draw_contact_sheet(

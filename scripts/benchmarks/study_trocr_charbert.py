@@ -1,7 +1,7 @@
 """Study: plain TrOCR against the TrOCR–CharBERT composite (each tensor combine), trained from scratch on
 the same line data under the same CPU budget, read with `generate()`.
 
-    python -m textrec.scripts.study_trocr_charbert --cpu_minutes 5 --output_dir runs/trocr-charbert-study
+    python -m textrec.scripts.benchmarks.study_trocr_charbert --cpu_minutes 5 --output_dir runs/trocr-charbert-study
 
 Every system has the same ViT encoder and TrOCR decoder (sizes of `TrOCRCharBertConfig`'s `--preset`,
 the same initial weights for those parts: both are built from the same seed in the same order); the
@@ -28,17 +28,16 @@ import time
 from pathlib import Path
 
 import torch
-from transformers import Seq2SeqTrainingArguments, TrOCRForCausalLM, ViTModel, VisionEncoderDecoderModel
+from transformers import TrOCRForCausalLM, ViTModel, VisionEncoderDecoderModel
 
 from textrec.modeling import TrOCRCharBertConfig, TrOCRCharBertForTextRecognition
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
 from textrec.processing.data import load_text_recognition_dataset
-from textrec.processing.data.collator import TextRecognitionCollator, check_labels
-
-from .architectures import TROCR_LINE_IMAGES
-from .evaluate import evaluate_texts
-from .inference import recognize
-from .training import TextRecognitionTrainer, TimeBudgetCallback
+from textrec.processing.data.collator import check_labels
+from textrec.processing.inference import recognize
+from textrec.processing.metrics import evaluate_texts
+from textrec.processing.training import TextrecTrainingArguments, train
+from textrec.processing.training.architectures import TROCR_LINE_IMAGES
 
 logger = logging.getLogger("textrec.study")
 
@@ -108,14 +107,17 @@ def build_system(name: str, args, processor):
     return model
 
 
-def train(model, name: str, args, processor, train_dataset, output_dir: Path) -> dict:
-    training_args = Seq2SeqTrainingArguments(
+def train_system(model, name: str, args, processor, train_dataset, output_dir: Path) -> dict:
+    """Trains one system through textrec's `train` for the study's CPU budget (no evaluation during training:
+    the study reads its test lines afterwards)."""
+    training_args = TextrecTrainingArguments(
         output_dir=str(output_dir / name),
         per_device_train_batch_size=args.batch_size,
         learning_rate=args.learning_rate,
         warmup_steps=args.warmup_steps,
         lr_scheduler_type="constant_with_warmup",
         max_steps=1_000_000,  # the CPU budget stops training
+        max_train_cpu_minutes=args.cpu_minutes,
         logging_steps=50,
         save_strategy="no",
         eval_strategy="no",
@@ -126,19 +128,19 @@ def train(model, name: str, args, processor, train_dataset, output_dir: Path) ->
         remove_unused_columns=False,
         dataloader_num_workers=0,
     )
-    trainer = TextRecognitionTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=train_dataset,
-        data_collator=TextRecognitionCollator(processor),
-        processing_class=processor,
-        callbacks=[TimeBudgetCallback(args.cpu_minutes, clock="cpu")],
-    )
     start = time.perf_counter()
-    result = trainer.train()
-    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    card_details = dict(
+        architecture=name,
+        architecture_description=f"The {name} system of the TrOCR-CharBERT study.",
+        dataset_name=args.dataset,
+        dataset_split="test",
+        eval_samples=None,
+    )
+    train(model, processor, train_dataset, None, training_args, card_details=card_details)
+    state = json.loads((Path(training_args.output_dir) / "trainer_state.json").read_text())
+    losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
     return {
-        "steps": result.global_step,
+        "steps": state["global_step"],
         "wall_minutes": (time.perf_counter() - start) / 60,
         "final_logged_loss": losses[-1] if losses else None,
         "parameters": model.num_parameters(),
@@ -196,7 +198,7 @@ def run(argv: list[str] | None = None) -> dict:
     for name in args.systems:
         logger.info("Phase 2: training %s for %.1f CPU minutes", name, args.cpu_minutes)
         model = build_system(name, args, processor)
-        training = train(model, name, args, processor, train_dataset, output_dir)
+        training = train_system(model, name, args, processor, train_dataset, output_dir)
         model.eval()
         logger.info("Phase 3: reading %d test lines with %s", len(images), name)
         greedy, greedy_texts = read(model, processor, images, references, num_beams=1)

@@ -1,1 +1,0 @@
-../common/beam_search.py

@@ -1,0 +1,151 @@
+"""The arguments of a training run, as transformers' example scripts have them: the model, the data and
+`Seq2SeqTrainingArguments` with textrec's additions. `textrec-train` parses them from its command line; a
+program can build the three dataclasses itself and hand them to `train_from_arguments`."""
+
+import json
+from dataclasses import dataclass, field
+
+from transformers import HfArgumentParser, Seq2SeqTrainingArguments
+
+from .architectures import SPECS, ArchitectureSpec, get_spec
+from .trainer import CpuTrainingDefaults
+
+
+@dataclass
+class ModelArguments:
+    model: str = field(
+        default="self-attention",
+        metadata={
+            "help": "Architecture to train (CharBERT pre-training has its own command, textrec-pretrain-charbert).",
+            "choices": sorted(SPECS),
+        },
+    )
+    preset: str = field(
+        default="base",
+        metadata={"help": "Hyperparameters: tiny (seconds, tests), base, paper, fast (what a CPU trains to read in "
+                  "an hour; self-attention and resnet-transformer).", "choices": ["tiny", "base", "paper", "fast"]},
+    )
+    model_name_or_path: str | None = field(
+        default=None,
+        metadata={"help": "Fine-tune a trained model (a released model's name such as self-attention-lines, a folder "
+                  "or a Hub id) instead of a new one."},
+    )
+    charset: str | None = field(
+        default=None,
+        metadata={"help": "Characters of the vocabulary, or a file holding them (default: printable ASCII); for "
+                  "comer, a LaTeX dictionary file, one token per line (default: the CROHME dictionary)."},
+    )
+    max_target_length: int = field(default=64, metadata={"help": "Longest label in tokens, end token included."})
+    image_height: int | None = field(default=None, metadata={"help": "Image height (default: the architecture's)."})
+    max_image_width: int | None = field(default=None, metadata={"help": "Widest resized image before padding."})
+    image_width: int | None = field(
+        default=None,
+        metadata={"help": "Width of every image, for fixed-size architectures (default: the architecture's)."},
+    )
+    backbone_weights: str | None = field(
+        default=None,
+        metadata={"help": "ResNet weights in transformers' format (folder or Hub id, e.g. microsoft/resnet-50) "
+                  "for the backbone of a new resnet-transformer model."},
+    )
+    config_overrides: str | None = field(
+        default=None, metadata={"help": 'JSON of configuration values over the preset, e.g. \'{"hidden_size": 128}\'.'}
+    )
+
+
+@dataclass
+class DataArguments:
+    dataset: str = field(
+        default="synthetic-lines",
+        metadata={
+            "help": "synthetic-lines, synthetic-lines-handwriting, synthetic-digits, synthetic-math, "
+            "mnist-digits (options after a colon: mnist-digits:length=13,rotated=true,mnist_dir=DIR), "
+            "washington:DIR[:fold=2] (George Washington lines), iam:DIR[:train=LIST,validation=LIST,test=LIST] "
+            "(IAM lines), "
+            "an image folder with metadata.jsonl, an LMDB folder (data.mdb), a saved datasets folder, "
+            "or a Hub dataset id."
+        },
+    )
+    eval_dataset: str | None = field(default=None, metadata={"help": "Evaluation data (default: --dataset)."})
+    train_split: str = field(default="train")
+    eval_split: str = field(default="validation")
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "Rows to use (synthetic data: rows to generate, default 20000)."}
+    )
+    max_eval_samples: int = field(default=256, metadata={"help": "Rows of the evaluation split to use."})
+    image_column: str = field(default="image")
+    text_column: str = field(default="text")
+    metric_normalization: str = field(
+        default="none",
+        metadata={"help": "none, or scene-text (lower-case alphanumerics) for CER/WER/accuracy.",
+                  "choices": ["none", "scene-text"]},
+    )
+
+
+@dataclass
+class TextrecTrainingArguments(CpuTrainingDefaults, Seq2SeqTrainingArguments):
+    """`Seq2SeqTrainingArguments` with defaults that suit text recognition on a CPU."""
+
+    output_dir: str | None = field(default="runs/textrec", metadata={"help": "Where checkpoints and the model go."})
+    predict_with_generate: bool = field(default=True)
+    max_train_cpu_minutes: float | None = field(
+        default=None,
+        metadata={"help": "Stop after this much CPU time of the training process. Under load it inflates too (waiting threads spin): compare budgets only on a quiet machine."},
+    )
+    check_replicas: bool = field(
+        default=False, metadata={"help": "After training, assert all data-parallel replicas hold identical weights."}
+    )
+    batch_max_area: int | None = field(
+        default=None,
+        metadata={"help": "Pack training batches by image area: images sorted by area are grouped so that each "
+                  "batch's padded area (images x tallest x widest, after resizing) stays within this many pixels, "
+                  "with at most --per_device_train_batch_size images; the batch order is shuffled each epoch. "
+                  "0 or unset: fixed-size batches."},
+    )
+
+    def __post_init__(self):
+        if self.max_steps == 0 or self.max_steps < -1:
+            raise ValueError(f"--max_steps must be >= 1 (or -1 to train --num_train_epochs); got {self.max_steps}")
+        for name in ("per_device_train_batch_size", "per_device_eval_batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name} must be >= 1; got {getattr(self, name)}")
+        for name in ("max_train_minutes", "max_train_cpu_minutes"):
+            if getattr(self, name) is not None and getattr(self, name) <= 0:
+                raise ValueError(f"--{name} must be a positive number of minutes; got {getattr(self, name)}")
+        super().__post_init__()
+        if self.batch_max_area is not None and self.batch_max_area < 0:
+            raise ValueError(f"--batch_max_area must be a number of pixels, or 0 for fixed-size batches; got {self.batch_max_area}")
+        if self.batch_max_area == 0:
+            self.batch_max_area = None
+        if self.batch_max_area is not None and self.train_sampling_strategy != "random":
+            raise ValueError(
+                f"--batch_max_area makes the training batches itself; it does not go with "
+                f"--train_sampling_strategy={self.train_sampling_strategy}."
+            )
+
+
+def requested_architecture(argv: list[str]) -> ArchitectureSpec:
+    """The architecture (with its preset's changes) that `argv` asks for: `--model` and `--preset` read first,
+    so that the architecture's recipe can set the defaults of the full parse. An unknown `--model` is left
+    to the full parse to report."""
+    if len(argv) == 1 and argv[0].endswith(".json"):
+        with open(argv[0]) as file:
+            values = json.load(file)
+        model, preset = values.get("model", ModelArguments.model), values.get("preset", ModelArguments.preset)
+    else:
+        known, _ = HfArgumentParser(ModelArguments, add_help=False).parse_known_args(argv)
+        model, preset = known.model, known.preset
+    return get_spec(model).for_preset(preset)
+
+
+def parse_arguments(argv: list[str], spec: ArchitectureSpec | None = None):
+    """`(ModelArguments, DataArguments, TextrecTrainingArguments)` from command-line arguments (or one JSON
+    file of them). The recipe of `spec` (default: the architecture `argv` asks for) brings its defaults
+    (`TrainingRecipe.defaults`); values given in `argv` still win."""
+    parser = HfArgumentParser((ModelArguments, DataArguments, TextrecTrainingArguments))
+    spec = spec if spec is not None else requested_architecture(argv)
+    defaults = spec.recipe.defaults if spec.recipe is not None else {}
+    if len(argv) == 1 and argv[0].endswith(".json"):
+        with open(argv[0]) as file:
+            return parser.parse_dict({**defaults, **json.load(file)})
+    parser.set_defaults(**defaults)
+    return parser.parse_args_into_dataclasses(argv)
