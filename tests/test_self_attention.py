@@ -41,3 +41,25 @@ def test_paper_preset_has_four_layers_and_four_heads():
 def test_teacher_forcing_inputs_shift_labels_behind_the_start_token():
     labels = torch.tensor([[5, 6, 2], [7, 2, -100]])
     assert shift_tokens_right(labels, pad_token_id=0, decoder_start_token_id=1).tolist() == [[1, 5, 6], [1, 7, 2]]
+
+
+def test_a_config_saved_with_the_earlier_names_loads_with_the_new_ones(tmp_path):
+    """Checkpoints saved before the names were unified (`d_model`, `decoder_attention_heads`, `decoder_ffn_dim`)
+    load with their values under `hidden_size`, `num_attention_heads`, `ffn_dim`, and save with the new names."""
+    import json
+
+    from textrec.modeling import CoMERConfig
+
+    for config_class in (SelfAttentionRecognizerConfig, CoMERConfig):
+        saved = config_class().to_dict()
+        for new, old in (("hidden_size", "d_model"), ("num_attention_heads", "decoder_attention_heads"), ("ffn_dim", "decoder_ffn_dim")):
+            saved[old] = saved.pop(new) + 8
+        (tmp_path / "config.json").write_text(json.dumps(saved))
+        config = config_class.from_pretrained(tmp_path)
+        defaults = config_class()
+        assert (config.hidden_size, config.num_attention_heads, config.ffn_dim) == (
+            defaults.hidden_size + 8, defaults.num_attention_heads + 8, defaults.ffn_dim + 8
+        )
+        assert config.d_model == config.hidden_size
+        resaved = config.to_dict()
+        assert "hidden_size" in resaved and "d_model" not in resaved
