@@ -159,9 +159,9 @@ def iter_recognize(
     decoding: str | None = None,
     on_error: str = "raise",
 ) -> Iterator[tuple[int, str | None, str | None]]:
-    """Reads `images` (paths, PIL images or arrays) in batches with `generate()` (`decoding="attention"`), or
+    """Reads `images` (paths, PIL images or arrays) in batches with `generate()` (`decoding="attention"`),
     with the CTC head alone (`decoding="ctc"`: `model.ctc_decode`, one encoder pass and no decoder, for models
-    trained with a CTC loss), yielding `(position, text, None)` per image in order as each batch is done.
+    trained with a CTC loss), or with both (`decoding="joint"`: `model.joint_decode`), yielding `(position, text, None)` per image in order as each batch is done.
     `decoding=None` takes the model's `preferred_decoding` (its generation config's `decoding`).
 
     An image that cannot be loaded (missing, empty or corrupt file, zero size, unsupported array) raises a
@@ -182,6 +182,11 @@ def iter_recognize(
     if decoding not in available_decodings(model):
         if decoding == "ctc":
             raise ValueError("decoding='ctc' needs a model trained with a CTC head (ctc_loss_weight > 0).")
+        if decoding == "joint":
+            raise ValueError(
+                f"decoding='joint' needs an attention decoder and a CTC head; {type(model).__name__} reads with "
+                f"{' or '.join(repr(name) for name in available_decodings(model))}."
+            )
         raise ValueError(f"decoding='attention': {type(model).__name__} has no attention decoder; it reads with 'ctc'.")
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
@@ -207,6 +212,8 @@ def iter_recognize(
             inputs = processor(images=list(loaded.values()), return_tensors="pt").to(model.device)
             if decoding == "ctc":
                 sequences = model.ctc_decode(**inputs)
+            elif decoding == "joint":
+                sequences = model.joint_decode(**inputs, **generate_kwargs)
             else:
                 sequences = model.generate(**inputs, **generate_kwargs)
             texts = dict(zip(loaded, processor.batch_decode(sequences, skip_special_tokens=True)))

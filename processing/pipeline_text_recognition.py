@@ -22,19 +22,23 @@ from .image_processing_text_recognition import load_image
 logger = logging.get_logger(__name__)
 
 
-DECODINGS = ("attention", "ctc")
-"""How a textrec model reads: its attention decoder through `generate()`, or its CTC head's best path
-(`ctc_decode()`, models trained with a CTC loss)."""
+DECODINGS = ("attention", "ctc", "joint")
+"""How a textrec model reads: its attention decoder through `generate()`, its CTC head's best path
+(`ctc_decode()`, models trained with a CTC loss), or both together (`joint_decode()`: the decoder's search
+scored with CTC prefix scores, for models with a decoder and a CTC head)."""
 
 
 def available_decodings(model) -> tuple[str, ...]:
     """The decodings `model` has: `"attention"` where it has a decoder (an encoder-decoder config), `"ctc"` where
-    it has a CTC head (joint CTC-attention training, or a CTC-only model such as CRNN)."""
+    it has a CTC head (joint CTC-attention training, or a CTC-only model such as CRNN), `"joint"` where it has
+    both."""
     available = []
     if getattr(model.config, "is_encoder_decoder", False):
         available.append("attention")
     if getattr(model, "ctc_head", None) is not None:
         available.append("ctc")
+    if len(available) == 2:
+        available.append("joint")
     return tuple(available)
 
 
@@ -50,7 +54,7 @@ def preferred_decoding(model) -> str:
 class TextRecognitionPipeline(Pipeline):
     """Recognizes the text of line images with a textrec (or any image-to-text `generate()`) model.
 
-    Call arguments: `decoding` (`"attention"` or `"ctc"`; default: the model's `preferred_decoding`),
+    Call arguments: `decoding` (`"attention"`, `"ctc"` or `"joint"`; default: the model's `preferred_decoding`),
     `max_new_tokens` and `num_beams` for `generate()`; `batch_size` as for every pipeline. An empty list of
     images gives an empty list. An image far outside what the model reads (tiny, or of an extreme aspect
     ratio: the image processor's `size_warning`) is read, with a one-line warning naming it.
@@ -87,8 +91,11 @@ class TextRecognitionPipeline(Pipeline):
 
     def _forward(self, model_inputs, decoding=None, **generate_kwargs):
         inputs = self.processor(images=model_inputs["images"], return_tensors="pt").to(self.device)
-        if (decoding or preferred_decoding(self.model)) == "ctc":
+        decoding = decoding or preferred_decoding(self.model)
+        if decoding == "ctc":
             return {"sequences": self.model.ctc_decode(**inputs)}
+        if decoding == "joint":
+            return {"sequences": self.model.joint_decode(**inputs, **generate_kwargs)}
         return {"sequences": self.model.generate(**inputs, **generate_kwargs)}
 
     def postprocess(self, model_outputs):

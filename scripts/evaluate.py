@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num_beams", type=positive_int, default=1, help="1 for greedy decoding.")
     parser.add_argument("--decoding", choices=DECODINGS,
                         help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
-                        "faster; models trained with a CTC head only). Default: the one the model reads best "
+                        "faster; models trained with a CTC head only); joint: the decoder's search scored with the CTC "
+                        "head's prefix scores (both). Default: the one the model reads best "
                         "with (its generation config's `decoding`), else attention.")
     parser.add_argument("--normalization", choices=["none", "scene-text"], default="none",
                         help="scene-text: compare lower-case alphanumerics only.")

@@ -36,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num_beams", type=positive_int, default=1)
     parser.add_argument("--decoding", choices=DECODINGS,
                         help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
-                        "faster; models trained with a CTC head only). Default: the one the model reads best "
+                        "faster; models trained with a CTC head only); joint: the decoder's search scored with the CTC "
+                        "head's prefix scores (both). Default: the one the model reads best "
                         "with (its generation config's `decoding`), else attention.")
     parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text' instead of the text alone.")
     return parser

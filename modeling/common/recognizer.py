@@ -17,10 +17,12 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from transformers import LogitsProcessorList
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 
 from .ctc import ctc_greedy_decode, ctc_loss
+from .ctc_prefix_score import CTCPrefixScoreLogitsProcessor
 
 
 @dataclass
@@ -138,6 +140,52 @@ class EncoderDecoderRecognizerMixin:
             blank_token_id=self.config.pad_token_id,
             eos_token_id=self.config.eos_token_id,
             source_mask=encoder_outputs.attention_mask,
+        )
+
+    @torch.no_grad()
+    def joint_decode(
+        self,
+        pixel_values: torch.FloatTensor,
+        pixel_mask: torch.LongTensor | None = None,
+        ctc_weight: float | None = None,
+        num_beams: int | None = None,
+        **generate_kwargs,
+    ) -> torch.LongTensor:
+        """Reads the images with the attention decoder and the CTC head together: `generate()` (greedy, or beam
+        search with `num_beams > 1`) whose next-token scores are joint CTC-attention scores
+        (`CTCPrefixScoreLogitsProcessor`). The encoder runs once for both.
+
+        Args:
+            pixel_values: `(batch, channels, height, width)`.
+            pixel_mask: `(batch, height, width)`, 1 on real pixels.
+            ctc_weight: the CTC share of the score (default: `generation_config.ctc_weight`, else 0.3).
+            num_beams: default: the generation config's.
+            generate_kwargs: more `generate()` arguments (`max_new_tokens`, ...).
+
+        Returns:
+            `(batch, length)` token ids, decoder start token first, as from `generate()`.
+        """
+        if getattr(self, "ctc_head", None) is None:
+            raise ValueError(
+                f"{type(self).__name__} has no CTC head (its config has ctc_loss_weight=0): use generate()."
+            )
+        if ctc_weight is None:
+            ctc_weight = getattr(self.generation_config, "ctc_weight", None) or 0.3
+        num_beams = num_beams or self.generation_config.num_beams or 1
+        encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
+        scorer = CTCPrefixScoreLogitsProcessor(
+            self.ctc_head(encoder_outputs.last_hidden_state).float().log_softmax(dim=-1),
+            encoder_outputs.attention_mask,
+            blank_token_id=self.config.pad_token_id,
+            eos_token_id=self.config.eos_token_id,
+            ctc_weight=ctc_weight,
+            num_beams=num_beams,
+        )
+        return self.generate(
+            encoder_outputs=type(encoder_outputs)(**encoder_outputs),  # generate() expands it for the beams in place
+            num_beams=num_beams,
+            logits_processor=LogitsProcessorList([scorer]),
+            **generate_kwargs,
         )
 
     def forward(
