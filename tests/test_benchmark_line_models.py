@@ -14,10 +14,11 @@ def test_table_has_a_row_per_system_and_decoding():
         dict(system="a-lines", decoding="ctc", parameters=2_500_000, training="", scores={"print": scores(0.01), "handwriting-style": scores(0.05)}),
         dict(system="Tesseract 5", decoding="--psm 7", parameters=None, training="", scores={"print": scores(0.02), "handwriting-style": scores(0.2)}),
     ]
-    table = benchmark.render_table(rows).splitlines()
+    table = benchmark.render_table(rows, "python -m textrec.scripts.benchmarks.benchmark_line_models").splitlines()
     assert table[0].startswith("| system | reads with | parameters | print CER | print WER | handwriting-style CER")
     assert table[2] == "| `a-lines` | ctc | 2.50 M | 1.00% | 2.00% | 5.00% | 10.00% | 40 |"
     assert table[3] == "| Tesseract 5 | --psm 7 |  | 2.00% | 4.00% | 20.00% | 40.00% | 40 |"
+    assert table[-1] == "Command: `python -m textrec.scripts.benchmarks.benchmark_line_models`"
 
 
 def test_curves_are_drawn_for_the_runs_that_exist(tmp_path):

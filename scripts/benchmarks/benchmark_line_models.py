@@ -14,6 +14,8 @@ validation CER logged during training (`runs/<name>/trainer_state.json`), where 
 import argparse
 import json
 import logging
+import shlex
+import sys
 from pathlib import Path
 
 import torch
@@ -72,7 +74,7 @@ def benchmark_tesseract(test_samples: int) -> dict:
     return dict(system=version, decoding="--psm 7, 1 thread", parameters=None, training="", scores=scores)
 
 
-def render_table(rows: list[dict]) -> str:
+def render_table(rows: list[dict], command: str) -> str:
     test_sets = list(LINE_TEST_SETS)
     header = ["system", "reads with", "parameters"]
     for test_set in test_sets:
@@ -86,6 +88,7 @@ def render_table(rows: list[dict]) -> str:
             cells += [f"{row['scores'][test_set]['cer']:.2%}", f"{row['scores'][test_set]['wer']:.2%}"]
         cells.append(f"{row['scores'][test_sets[0]]['lines_per_second']:.0f}")
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"Command: `{command}`"]
     return "\n".join(lines) + "\n"
 
 
@@ -139,7 +142,9 @@ def run(argv: list[str] | None = None) -> list[dict]:
     rows = [row for name in names for row in benchmark_model(name)]
     if not args.no_tesseract:
         rows.append(benchmark_tesseract(RELEASES[names[0]].test_samples))
-    table = render_table(rows)
+    command = shlex.join(["python", "-m", "textrec.scripts.benchmarks.benchmark_line_models",
+                          *(sys.argv[1:] if argv is None else argv)])
+    table = render_table(rows, command)
     print(table)
     if args.output_markdown:
         args.output_markdown.write_text(table)
