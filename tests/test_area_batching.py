@@ -19,7 +19,7 @@ from textrec.processing.data.collator import TextRecognitionCollator
 from textrec.scripts import train as train_cli
 from textrec.processing.training.architectures import FORMULA_IMAGES, LINE_IMAGES, get_spec
 from textrec.processing.training.trainer import TextRecognitionTrainer
-from textrec.processing.training import ModelArguments, TextrecTrainingArguments, build_model, build_processor, parse_arguments
+from textrec.processing.training import ModelArguments, TextrecTrainingArguments, build_recognizer, parse_arguments
 
 MAX_AREA = 20_000
 MAX_BATCH_SIZE = 8
@@ -195,7 +195,7 @@ def test_textrec_train_comer_uses_area_batches(tmp_path, monkeypatch):
 def test_resuming_in_a_later_epoch_skips_the_batches_already_trained(tmp_path, monkeypatch):
     spec = get_spec("self-attention")  # quicker than CoMER; no augmentation, so the weights must be identical
     model_args = ModelArguments(model="self-attention", preset="tiny", max_target_length=48)
-    processor = build_processor(model_args, spec)
+    _, processor = build_recognizer(model_args, spec)
     dataset = load_text_recognition_dataset("synthetic-lines", split="train", num_samples=16, seed=7)
     max_area = 2 * MAX_AREA
     batches = len(training_sampler("synthetic-lines", 16, LINE_IMAGES, max_area, 4))
@@ -210,7 +210,7 @@ def test_resuming_in_a_later_epoch_skips_the_batches_already_trained(tmp_path, m
             warmup_steps=0, seed=7, data_seed=7, use_cpu=True,
         )
         trainer = TextRecognitionTrainer(
-            model=build_model(model_args, spec, processor),
+            model=build_recognizer(model_args, spec)[0],
             args=args,
             train_dataset=dataset,
             data_collator=TextRecognitionCollator(processor),

@@ -218,3 +218,23 @@ def test_an_image_reads_as_alone_when_batched_with_a_wider_one(name):
     assert masked.shape == alone.shape
     masked_difference, unmasked_difference = (masked - alone).abs().max(), (unmasked - alone).abs().max()
     assert masked_difference < unmasked_difference / 3, (masked_difference, unmasked_difference)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_new_models_processor_reads_the_input_size_its_config_declares(name):
+    """One input contract: what the model declares (channels, height where it has one, a fixed-size model's
+    width, the label length) the processor reads from its configuration; nothing is copied back."""
+    from textrec.processing.training import ModelArguments, build_recognizer
+
+    overrides = '{"image_height": 24}' if name in ("resnet-transformer", "sharp-attention") else None
+    model_args = ModelArguments(model=name, preset="tiny", max_target_length=12, config_overrides=overrides)
+    model, processor = build_recognizer(model_args, SPECS[name])
+    config, image_processor = model.config, processor.image_processor
+    assert image_processor.num_channels == config.num_channels
+    assert processor.max_label_length == config.max_target_length == 12
+    if hasattr(config, "image_height"):
+        assert image_processor.height == config.image_height
+    if image_processor.resize_mode == "fixed":
+        assert image_processor.width == config.image_width
+    if overrides:
+        assert image_processor.height == 24

@@ -15,7 +15,7 @@ from textrec.scripts import train as train_cli
 from textrec.processing.training.architectures import get_spec
 from textrec.processing.training.recipes import rsqrt_scaled_learning_rate
 from textrec.processing.training.trainer import TextRecognitionTrainer
-from textrec.processing.training import build_model, build_processor, parse_arguments
+from textrec.processing.training import build_recognizer, parse_arguments
 
 PAD, BOS, EOS, A, B = range(5)
 
@@ -230,8 +230,7 @@ def test_textrec_train_builds_a_fixed_size_model_with_backbone_weights(imagenet_
         ["--model=resnet-transformer", "--preset=tiny", "--image_height=24", f"--backbone_weights={folder}"]
     )
     spec = get_spec("resnet-transformer")
-    processor = build_processor(model_args, spec)
-    model = build_model(model_args, spec, processor)
+    model, processor = build_recognizer(model_args, spec)
     image_processor = processor.image_processor
     assert (image_processor.resize_mode, image_processor.height, image_processor.width) == ("fixed", 24, 300)
     assert (model.config.image_height, model.config.image_width) == (24, 300)
@@ -318,6 +317,7 @@ def test_fast_preset_trains_at_the_aspect_ratio_with_adamw():
     model_args, _, args = parse_arguments(["--model=resnet-transformer", "--preset=fast"])
     spec = get_spec("resnet-transformer").for_preset("fast")
     assert spec.recipe is None and args.learning_rate == 5e-4  # the Trainer's AdamW default, not the paper's peak
-    processor = build_processor(model_args, spec)
+    model, processor = build_recognizer(model_args, spec)
     assert processor.image_processor.resize_mode == "keep_aspect"
-    assert build_model(model_args, spec, processor).config.backbone_width_stride == 4
+    assert processor.image_processor.height == model.config.image_height == 32
+    assert model.config.backbone_width_stride == 4

@@ -13,7 +13,7 @@
 from .architectures import SPECS, ArchitectureSpec, get_spec
 from .arguments import DataArguments, ModelArguments, TextrecTrainingArguments, parse_arguments
 from .recipes import TrainingRecipe
-from .train import build_model, build_processor, build_recognizer, fit, load_splits, train, train_from_arguments
+from .train import build_recognizer, fit, load_splits, train, train_from_arguments
 from .trainer import TextRecognitionTrainer, TimeBudgetCallback
 
 __all__ = [
@@ -25,8 +25,6 @@ __all__ = [
     "TextrecTrainingArguments",
     "TimeBudgetCallback",
     "TrainingRecipe",
-    "build_model",
-    "build_processor",
     "build_recognizer",
     "fit",
     "get_spec",

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from textrec.modeling import ARCHITECTURES, ResNetTransformerConfig, SharpAttentionConfig
+from textrec.modeling import ARCHITECTURES
 from textrec.processing import (
     TextRecognitionProcessor,
     build_char_tokenizer,
@@ -34,7 +34,11 @@ class ArchitectureSpec:
         name: the command-line name.
         config_class, model_class: from `textrec.modeling.ARCHITECTURES`.
         description: one or two sentences for model cards.
-        image_processor_kwargs: `TextRecognitionImageProcessor` settings for new models.
+        image_processor_kwargs: `TextRecognitionImageProcessor` settings for new models, but for what the model's
+            configuration declares (channels, height where it has one, a fixed-size model's width), which the
+            processor reads from it (`build_recognizer`).
+        config_defaults: configuration values textrec-train gives new models of this architecture, before
+            `--image_height`/`--image_width` and `--config_overrides` (an input size other than the config's own).
         recipe: the optimiser and learning-rate schedule of textrec-train, when not the Trainer's
             AdamW and `--lr_scheduler_type`.
         prepare_model: `(model, processor) -> None`, run by textrec-train on the model it is about to
@@ -53,6 +57,7 @@ class ArchitectureSpec:
     model_class: type
     description: str
     image_processor_kwargs: dict = field(default_factory=dict)
+    config_defaults: dict = field(default_factory=dict)
     recipe: TrainingRecipe | None = None
     prepare_model: Callable | None = None
     build_tokenizer: Callable = build_char_tokenizer
@@ -65,16 +70,12 @@ class ArchitectureSpec:
         return replace(self, **self.preset_changes.get(preset, {}))
 
 
-LINE_IMAGES = dict(num_channels=1, resize_mode="keep_aspect", height=32, max_width=512, width_multiple=4)
+# Lines at their aspect ratio, 32 pixels high (the height of models whose configuration declares none; the others
+# read theirs, 32 as well), padded to a multiple of 4 pixels.
+LINE_IMAGES = dict(resize_mode="keep_aspect", height=32, max_width=512, width_multiple=4)
 
-# Every image resized to the input size of the paper preset: 32 x 300 (handwriting).
-_RESNET_TRANSFORMER_PAPER = ResNetTransformerConfig.from_preset("paper")
-RESNET_TRANSFORMER_IMAGES = dict(
-    num_channels=_RESNET_TRANSFORMER_PAPER.num_channels,
-    resize_mode="fixed",
-    height=_RESNET_TRANSFORMER_PAPER.image_height,
-    width=_RESNET_TRANSFORMER_PAPER.image_width,
-)
+# Every image resized to the configuration's input size (the description's: 32 x 300, handwriting).
+RESNET_TRANSFORMER_IMAGES = dict(resize_mode="fixed")
 
 # The description's recipe: Adam (0.9, 0.997, 1e-9); linear warm-up over 2000 steps to
 # 0.3 / (sqrt(512) * sqrt(2000)), then x0.8 every 32000 steps. `--learning_rate` is that peak.
@@ -91,17 +92,12 @@ RESNET_TRANSFORMER_RECIPE = TrainingRecipe(
     lr_scheduler=partial(warmup_staircase_from_arguments, decay_rate=0.8, decay_steps=32000),
 )
 
-# A ViT reads a fixed grid of patches: every line resized to 32 x 384, grey.
-TROCR_LINE_IMAGES = dict(num_channels=1, resize_mode="fixed", height=32, width=384)
+# A ViT reads a fixed grid of patches: every line resized to the configuration's size, for new models 32 x 384.
+TROCR_LINE_IMAGES = dict(resize_mode="fixed")
+TROCR_LINE_SIZE = dict(image_height=32, image_width=384)
 
-# Grey images of 100 x 32, as in the description (CRNN's input size).
-_SHARP_ATTENTION_PAPER = SharpAttentionConfig.from_preset("paper")
-SHARP_ATTENTION_IMAGES = dict(
-    num_channels=_SHARP_ATTENTION_PAPER.num_channels,
-    resize_mode="fixed",
-    height=_SHARP_ATTENTION_PAPER.image_height,
-    width=_SHARP_ATTENTION_PAPER.image_width,
-)
+# Every image resized to the configuration's input size (the description's: grey, 100 x 32, CRNN's input size).
+SHARP_ATTENTION_IMAGES = dict(resize_mode="fixed")
 
 # The description's recipe: ADADELTA, learning rate 1.0, decay 0.95, L2 weight decay 4e-5, no schedule.
 SHARP_ATTENTION_RECIPE = TrainingRecipe(
@@ -124,7 +120,6 @@ def set_reference_glyphs(model, processor: TextRecognitionProcessor) -> None:
 # Formulas keep their size within 16-256 x 16-1024 pixels (scaled to fit otherwise), white strokes on
 # black in [0, 1], padded with black; training batches are rescaled by a random factor in [0.7, 1.4].
 FORMULA_IMAGES = dict(
-    num_channels=1,
     resize_mode="limits",
     min_height=16,
     max_height=256,
@@ -226,6 +221,7 @@ SPECS = {
             "original embeddings."
         ),
         image_processor_kwargs=TROCR_LINE_IMAGES,
+        config_defaults=TROCR_LINE_SIZE,
     ),
 }
 

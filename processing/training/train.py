@@ -39,69 +39,81 @@ from .trainer import (
 logger = logging.getLogger("textrec.train")
 
 
-def build_processor(model_args: ModelArguments, spec: ArchitectureSpec) -> TextRecognitionProcessor:
-    if model_args.model_name_or_path:
-        processor = TextRecognitionProcessor.from_pretrained(check_model_source(model_args.model_name_or_path))
-        if model_args.charset:
-            processor.tokenizer = spec.build_tokenizer(model_args.charset)
-        return processor
-    image_kwargs = dict(spec.image_processor_kwargs)
-    if model_args.image_height:
-        image_kwargs["height"] = model_args.image_height
-    if model_args.max_image_width:
-        image_kwargs["max_width"] = model_args.max_image_width
-    if model_args.image_width:
-        image_kwargs["width"] = model_args.image_width
-    tokenizer = spec.build_tokenizer(model_args.charset) if model_args.charset else spec.build_tokenizer()
-    # The label length is the model's (`config.max_target_length`): `build_recognizer` sets it.
-    return TextRecognitionProcessor(TextRecognitionImageProcessor(**image_kwargs), tokenizer)
+def build_tokenizer(model_args: ModelArguments, spec: ArchitectureSpec):
+    """The vocabulary of a new model: `--charset` when given, else the architecture's default."""
+    return spec.build_tokenizer(model_args.charset) if model_args.charset else spec.build_tokenizer()
 
 
-def build_model(model_args: ModelArguments, spec: ArchitectureSpec, processor: TextRecognitionProcessor):
-    tokenizer = processor.tokenizer
-    if model_args.model_name_or_path:
-        if model_args.backbone_weights:
-            raise ValueError("--backbone_weights initialises new models; it does not go with --model_name_or_path.")
-        # fp32 whatever the stored weights (released ones are fp16): training runs in fp32.
-        model = spec.model_class.from_pretrained(check_model_source(model_args.model_name_or_path), dtype=torch.float32)
-        if model_args.charset:
-            logger.info("New character set: the token embedding and classifier start afresh (%d tokens)", len(tokenizer))
-            model.reset_vocabulary(len(tokenizer))
-        return model
+def build_config(model_args: ModelArguments, spec: ArchitectureSpec, tokenizer):
+    """A new model's configuration: the preset, the vocabulary and label length, the architecture's defaults for
+    new models (`ArchitectureSpec.config_defaults`), `--image_height`/`--image_width` where the configuration
+    declares the input size, then `--config_overrides`."""
+    takes_image_size = hasattr(spec.config_class(), "image_height")
+    sizes = {}
+    if takes_image_size and model_args.image_height:
+        sizes["image_height"] = model_args.image_height
+    if takes_image_size and model_args.image_width:
+        sizes["image_width"] = model_args.image_width
     overrides = json.loads(model_args.config_overrides) if model_args.config_overrides else {}
-    image_processor = processor.image_processor
-    if image_processor.resize_mode == "fixed":  # a fixed-size model's input size is the processor's
-        if {"image_height", "image_width"} & overrides.keys():
-            raise ValueError("Give the input size of a fixed-size model with --image_height and --image_width.")
-        overrides = dict(overrides, image_height=image_processor.height, image_width=image_processor.width)
-    config = spec.config_class.from_preset(
+    return spec.config_class.from_preset(
         model_args.preset,
         vocab_size=len(tokenizer),
-        num_channels=processor.image_processor.num_channels,
         max_target_length=model_args.max_target_length,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         decoder_start_token_id=tokenizer.bos_token_id,
-        **overrides,
+        **{**spec.config_defaults, **sizes, **overrides},
     )
-    model = spec.model_class(config)
-    if model_args.backbone_weights:
-        if not hasattr(model, "load_pretrained_backbone"):
-            raise ValueError(f"--backbone_weights: the {spec.name} model has no pre-trained backbone to load.")
-        model.load_pretrained_backbone(model_args.backbone_weights)
-    return model
+
+
+def build_image_processor(model_args: ModelArguments, spec: ArchitectureSpec, config) -> TextRecognitionImageProcessor:
+    """A new model's image processor: the architecture's settings, with what the model's configuration declares
+    read from it, never written back: the channels, the height where the configuration has one, and the width
+    of a fixed-size model. `--image_height` sets the height of models whose configuration has none;
+    `--max_image_width` the widest resized image."""
+    kwargs = dict(spec.image_processor_kwargs, num_channels=config.num_channels)
+    if hasattr(config, "image_height"):
+        kwargs["height"] = config.image_height
+    elif model_args.image_height:
+        kwargs["height"] = model_args.image_height
+    if kwargs.get("resize_mode") == "fixed":
+        kwargs["width"] = config.image_width
+    if model_args.max_image_width:
+        kwargs["max_width"] = model_args.max_image_width
+    return TextRecognitionImageProcessor(**kwargs)
 
 
 def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
-    """The processor and model of `model_args` (new, or `--model_name_or_path` to fine-tune) for `spec`, made
-    ready to train: the architecture's `prepare_model` applied, and the processor's label length read from the
-    model's `max_target_length`, where it is declared. Returns `(model, processor)`."""
-    processor = build_processor(model_args, spec)
-    model = build_model(model_args, spec, processor)
+    """The model and processor of `model_args` for `spec`, made ready to train.
+
+    A new model: its tokenizer, its configuration, the model, then the processor reading from the
+    configuration what the model declares (input size, channels, the label length `max_target_length`). With
+    `--model_name_or_path` (fine-tuning): the saved model and processor, with a fresh vocabulary where
+    `--charset` asks for one. Either way the architecture's `prepare_model` is applied. Returns
+    `(model, processor)`."""
+    if model_args.model_name_or_path:
+        source = check_model_source(model_args.model_name_or_path)
+        if model_args.backbone_weights:
+            raise ValueError("--backbone_weights initialises new models; it does not go with --model_name_or_path.")
+        processor = TextRecognitionProcessor.from_pretrained(source)
+        # fp32 whatever the stored weights (released ones are fp16): training runs in fp32.
+        model = spec.model_class.from_pretrained(source, dtype=torch.float32)
+        if model_args.charset:
+            processor.tokenizer = spec.build_tokenizer(model_args.charset)
+            logger.info("New character set: the token embedding and classifier start afresh (%d tokens)", len(processor.tokenizer))
+            model.reset_vocabulary(len(processor.tokenizer))
+    else:
+        tokenizer = build_tokenizer(model_args, spec)
+        model = spec.model_class(build_config(model_args, spec, tokenizer))
+        if model_args.backbone_weights:
+            if not hasattr(model, "load_pretrained_backbone"):
+                raise ValueError(f"--backbone_weights: the {spec.name} model has no pre-trained backbone to load.")
+            model.load_pretrained_backbone(model_args.backbone_weights)
+        processor = TextRecognitionProcessor(build_image_processor(model_args, spec, model.config), tokenizer)
+    processor.max_label_length = model.config.max_target_length
     if spec.prepare_model is not None:
         spec.prepare_model(model, processor)
-    processor.max_label_length = model.config.max_target_length
     return model, processor
 
 

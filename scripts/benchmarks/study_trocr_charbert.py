@@ -37,7 +37,7 @@ from textrec.processing.data.collator import check_labels
 from textrec.processing.inference import recognize
 from textrec.processing.metrics import evaluate_texts
 from textrec.processing.training import TextrecTrainingArguments, train
-from textrec.processing.training.architectures import TROCR_LINE_IMAGES
+from textrec.processing.training.architectures import TROCR_LINE_IMAGES, TROCR_LINE_SIZE
 
 logger = logging.getLogger("textrec.study")
 
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--preset", choices=sorted(TrOCRCharBertConfig.PRESETS), default="base")
     parser.add_argument("--dataset", default="synthetic-lines", help="Line data, as textrec-train's --dataset.")
     parser.add_argument("--max_chars", type=int, default=40, help="Longest synthetic line in characters.")
-    parser.add_argument("--image_width", type=int, default=TROCR_LINE_IMAGES["width"], help="Width every line is resized to.")
+    parser.add_argument("--image_width", type=int, default=TROCR_LINE_SIZE["image_width"], help="Width every line is resized to.")
     parser.add_argument("--train_samples", type=int, default=20_000)
     parser.add_argument("--test_samples", type=int, default=200)
     parser.add_argument("--max_target_length", type=int, default=48, help="Longest label in tokens (eos included).")
@@ -68,7 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def build_processor(args) -> TextRecognitionProcessor:
-    image_processor = TextRecognitionImageProcessor(**{**TROCR_LINE_IMAGES, "width": args.image_width})
+    """Lines resized to the systems' input size (`TROCR_LINE_SIZE`'s height, `--image_width`), as textrec-train
+    reads it from a new trocr-charbert model's configuration."""
+    image_processor = TextRecognitionImageProcessor(
+        **TROCR_LINE_IMAGES, height=TROCR_LINE_SIZE["image_height"], width=args.image_width
+    )
     return TextRecognitionProcessor(image_processor, build_char_tokenizer(), max_label_length=args.max_target_length)
 
 
@@ -77,8 +81,7 @@ def composite_config(args, processor, combine: str) -> TrOCRCharBertConfig:
     return TrOCRCharBertConfig.from_preset(
         args.preset,
         vocab_size=len(tokenizer),
-        num_channels=TROCR_LINE_IMAGES["num_channels"],
-        image_height=TROCR_LINE_IMAGES["height"],
+        image_height=TROCR_LINE_SIZE["image_height"],
         image_width=args.image_width,
         max_target_length=args.max_target_length,
         pad_token_id=tokenizer.pad_token_id,

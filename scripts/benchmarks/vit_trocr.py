@@ -18,10 +18,7 @@ def build_vit_trocr_processor(max_target_length: int) -> TextRecognitionProcesso
     """Fixed-size grey images (height and width of the self-attention model's widest line) and the
     default character tokenizer, as textrec-train uses."""
     image_processor = TextRecognitionImageProcessor(
-        num_channels=LINE_IMAGES["num_channels"],
-        resize_mode="fixed",
-        height=LINE_IMAGES["height"],
-        width=LINE_IMAGES["max_width"],
+        resize_mode="fixed", height=LINE_IMAGES["height"], width=LINE_IMAGES["max_width"]
     )
     return TextRecognitionProcessor(image_processor, build_char_tokenizer(), max_label_length=max_target_length)
 
