@@ -13,7 +13,7 @@
 from .architectures import SPECS, ArchitectureSpec, get_spec
 from .arguments import DataArguments, ModelArguments, TextrecTrainingArguments, parse_arguments
 from .recipes import TrainingRecipe
-from .train import build_recognizer, fit, load_splits, train, train_from_arguments
+from .train import build_recognizer, fit, load_splits, special_token_ids, train, train_from_arguments
 from .trainer import TextRecognitionTrainer, TimeBudgetCallback
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "get_spec",
     "load_splits",
     "parse_arguments",
+    "special_token_ids",
     "train",
     "train_from_arguments",
 ]

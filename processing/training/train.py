@@ -44,6 +44,17 @@ def build_tokenizer(model_args: ModelArguments, spec: ArchitectureSpec):
     return spec.build_tokenizer(model_args.charset) if model_args.charset else spec.build_tokenizer()
 
 
+def special_token_ids(tokenizer) -> dict[str, int]:
+    """The configuration's special token ids, read from the tokenizer: pad, start, end, and the decoder starting
+    from the start token."""
+    return dict(
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id,
+    )
+
+
 def build_config(model_args: ModelArguments, spec: ArchitectureSpec, tokenizer):
     """A new model's configuration: the preset, the vocabulary and label length, the architecture's defaults for
     new models (`ArchitectureSpec.config_defaults`), `--image_height`/`--image_width` where the configuration
@@ -59,10 +70,7 @@ def build_config(model_args: ModelArguments, spec: ArchitectureSpec, tokenizer):
         model_args.preset,
         vocab_size=len(tokenizer),
         max_target_length=model_args.max_target_length,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.bos_token_id,
+        **special_token_ids(tokenizer),
         **{**spec.config_defaults, **sizes, **overrides},
     )
 

@@ -36,7 +36,7 @@ from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.data.collator import check_labels
 from textrec.processing.inference import recognize
 from textrec.processing.metrics import evaluate_texts
-from textrec.processing.training import TextrecTrainingArguments, train
+from textrec.processing.training import TextrecTrainingArguments, special_token_ids, train
 from textrec.processing.training.architectures import TROCR_LINE_IMAGES, TROCR_LINE_SIZE
 
 logger = logging.getLogger("textrec.study")
@@ -84,10 +84,7 @@ def composite_config(args, processor, combine: str) -> TrOCRCharBertConfig:
         image_height=TROCR_LINE_SIZE["image_height"],
         image_width=args.image_width,
         max_target_length=args.max_target_length,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.bos_token_id,
+        **special_token_ids(tokenizer),
         combine=combine,
     )
 

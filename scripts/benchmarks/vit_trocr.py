@@ -4,6 +4,7 @@ a `TrOCRForCausalLM` decoder) sized after textrec's self-attention model, traine
 from transformers import TrOCRConfig, ViTConfig, ViTModel, VisionEncoderDecoderConfig, VisionEncoderDecoderModel
 
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
+from textrec.processing.training import special_token_ids
 from textrec.processing.training.architectures import LINE_IMAGES
 
 VIT_TROCR_DESCRIPTION = (
@@ -38,12 +39,7 @@ def build_vit_trocr(
         patch_size=(height // 2, 4),
         num_channels=image_processor.num_channels,
     )
-    token_ids = dict(
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.bos_token_id,
-    )
+    token_ids = special_token_ids(tokenizer)
     decoder_config = TrOCRConfig(
         vocab_size=len(tokenizer),
         d_model=reference_config.hidden_size,
