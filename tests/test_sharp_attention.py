@@ -4,6 +4,7 @@ saving and remote code for the default (sharp, chain) configuration."""
 
 import gzip
 import io
+import json
 
 import datasets
 import lmdb
@@ -225,3 +226,37 @@ def test_attention_entropy_metric_averages_step_entropies_per_image_then_over_im
     result = metric.compute(attentions=[[one_hot, uniform_4], [[0.5, 0.5]]])
     expected = np.mean([np.mean([0.0, np.log(4)]), np.log(2)])
     assert result["mean_attention_entropy"] == pytest.approx(expected)
+
+
+# ------------------------------------------------------------------------------------------ the study
+
+
+@pytest.mark.slow
+def test_study_runs_its_curriculum_across_sessions_and_reports(tmp_path):
+    """A session too short to finish leaves the run unfinished (and says so); the same command then resumes
+    it, trains the final length from the curriculum stage's model until the CER plateaus, and reports."""
+    from textrec.scripts.benchmarks import study_sharp_attention
+
+    mnist = tmp_path / "mnist"
+    mnist.mkdir()
+    write_mnist_fixture(mnist, count=5_020)  # more than the 5,000 digits held out for validation
+    arguments = [
+        f"--mnist_dir={mnist}", f"--output_dir={tmp_path / 'study'}", "--preset=tiny", "--attention", "soft",
+        "--digits", "normal", "--curriculum_lengths", "2", "--curriculum_steps=4", "--length=3", "--max_steps=40",
+        "--eval_steps=2", "--patience=2", "--num_train=64", "--num_validation=8", "--num_test=8", "--threads=1",
+        "--no-bf16",
+    ]
+    assert study_sharp_attention.run([*arguments, "--session_minutes=0.00001"]) == []
+    report = (tmp_path / "study" / "results.md").read_text()
+    assert "Still training" in report and "l3-normal-soft" in report
+
+    (result,) = study_sharp_attention.run(arguments)
+    run_dir = tmp_path / "study" / "l3-normal-soft"
+    first_stage = json.loads((run_dir / "length-2" / "trainer_state.json").read_text())
+    final_stage = json.loads((run_dir / "length-3" / "trainer_state.json").read_text())
+    assert first_stage["global_step"] == 4
+    assert final_stage["global_step"] < 40 and final_stage["best_global_step"] is not None
+    assert result["training_steps"] == 4 + final_stage["global_step"] and result["cpu_minutes"] > 0
+    assert result["test_images"] == 8 and 0 <= result["accuracy"] <= 1
+    assert (run_dir / "figure.png").is_file() and (tmp_path / "study" / "curves.png").is_file()
+    assert "| normal | soft |" in (tmp_path / "study" / "results.md").read_text()

@@ -11,6 +11,7 @@ from safetensors.torch import load_file
 from textrec.scripts import evaluate as evaluate_cli
 from textrec.scripts import recognize as recognize_cli
 from textrec.scripts import train as train_cli
+from textrec.processing.training import parse_arguments
 from textrec.processing.training.trainer import TextRecognitionTrainer
 
 
@@ -116,6 +117,9 @@ def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch
     train_until_killed(monkeypatch, tiny_run_arguments(interrupted, max_steps=4), step=3)
     assert (interrupted / "checkpoint-2").is_dir() and not (interrupted / "model.safetensors").exists()
     train_cli.run(tiny_run_arguments(interrupted, max_steps=4))
+    history = json.loads((interrupted / "trainer_state.json").read_text())["log_history"]
+    cpu_minutes = [entry["cpu_minutes"] for entry in history if "cpu_minutes" in entry]
+    assert cpu_minutes == sorted(cpu_minutes), "the CPU time of a resumed run goes on from the checkpoint's"
 
     expected = load_file(uninterrupted / "model.safetensors")
     actual = load_file(interrupted / "model.safetensors")
@@ -156,6 +160,23 @@ def test_time_budget_stops_training_early_with_a_saved_model(tmp_path, budget):
     state = json.loads((tmp_path / "budget" / "trainer_state.json").read_text())
     assert 1 <= state["global_step"] < 50
     assert (tmp_path / "budget" / "model.safetensors").exists()
+
+
+def test_early_stopping_ends_a_run_whose_cer_stops_falling_and_keeps_its_best_model(tmp_path):
+    """With a learning rate of 0 the CER never falls after the first evaluation: patience 2 ends the run two
+    evaluations later, far before --max_steps, and the CER is read as lower-is-better."""
+    arguments = tiny_run_arguments(tmp_path / "run", max_steps=40) + [
+        "--eval_steps=1", "--save_steps=1", "--learning_rate=0", "--early_stopping_patience=2",
+    ]
+    _, _, training_args = parse_arguments(arguments)[:3]
+    assert training_args.metric_for_best_model == "cer" and training_args.greater_is_better is False
+    assert training_args.load_best_model_at_end
+    train_cli.run(arguments)
+    state = json.loads((tmp_path / "run" / "trainer_state.json").read_text())
+    assert state["global_step"] == 3
+    assert state["best_global_step"] == 1
+    logged = [entry["cpu_minutes"] for entry in state["log_history"] if "cpu_minutes" in entry]
+    assert logged and logged == sorted(logged) and logged[-1] > 0
 
 
 def break_checkpoint(folder, how: str) -> None:

@@ -102,7 +102,25 @@ class TextrecTrainingArguments(CpuTrainingDefaults, Seq2SeqTrainingArguments):
                   "0 or unset: fixed-size batches."},
     )
 
+    early_stopping_patience: int | None = field(
+        default=None,
+        metadata={"help": "Stop when the evaluation metric (--metric_for_best_model, default cer) has not improved "
+                  "for this many evaluations, and end with the best checkpoint's model (saves must fall on "
+                  "evaluations). The count survives resuming."},
+    )
+
     def __post_init__(self):
+        if self.early_stopping_patience is not None:
+            if self.early_stopping_patience < 1:
+                raise ValueError(f"--early_stopping_patience must be >= 1 evaluations; got {self.early_stopping_patience}")
+            if self.metric_for_best_model is None:
+                self.metric_for_best_model = "cer"
+            if self.greater_is_better is None:
+                # transformers' default (greater is better unless the name ends in "loss") is wrong for error rates.
+                name = self.metric_for_best_model.removeprefix("eval_")
+                self.greater_is_better = not (name.endswith("loss") or name in ("cer", "wer"))
+            self.load_best_model_at_end = True
+            self.restore_callback_states_from_checkpoint = True
         if self.max_steps == 0 or self.max_steps < -1:
             raise ValueError(f"--max_steps must be >= 1 (or -1 to train --num_train_epochs); got {self.max_steps}")
         for name in ("per_device_train_batch_size", "per_device_eval_batch_size"):

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable
 
 import torch
-from transformers import Trainer, set_seed
+from transformers import EarlyStoppingCallback, Trainer, set_seed
 
 from textrec.model_cards.hub import export_for_hub
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
@@ -29,6 +29,7 @@ from .architectures import ArchitectureSpec, get_spec
 from .arguments import DataArguments, ModelArguments, TextrecTrainingArguments
 from .recipes import TrainingRecipe
 from .trainer import (
+    CpuTimeCallback,
     ReplicaConsistencyCallback,
     TextRecognitionTrainer,
     TimeBudgetCallback,
@@ -152,13 +153,15 @@ def load_splits(data_args: DataArguments, training_args, processor: TextRecognit
 
 
 def training_callbacks(training_args: TextrecTrainingArguments) -> list:
-    callbacks = []
+    callbacks = [CpuTimeCallback()]
     if training_args.max_train_minutes:
         callbacks.append(TimeBudgetCallback(training_args.max_train_minutes, clock="wall"))
     if training_args.max_train_cpu_minutes:
         callbacks.append(TimeBudgetCallback(training_args.max_train_cpu_minutes, clock="cpu"))
     if training_args.check_replicas:
         callbacks.append(ReplicaConsistencyCallback())
+    if training_args.early_stopping_patience:
+        callbacks.append(EarlyStoppingCallback(training_args.early_stopping_patience))
     return callbacks
 
 

@@ -301,3 +301,24 @@ class TimeBudgetCallback(TrainerCallback):
             control.should_save = args.save_strategy != "no"
             control.should_evaluate = args.eval_strategy != "no"
         return control
+
+
+class CpuTimeCallback(TrainerCallback):
+    """Adds `cpu_minutes` to every logged entry: the CPU time (all threads) the training processes have used
+    so far, summed over resumed sessions (each session starts from the last value in the restored log history),
+    so a run spread over several sessions reports its whole cost."""
+
+    def __init__(self):
+        self.previous_minutes = 0.0
+        self.start = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        logged = [entry["cpu_minutes"] for entry in state.log_history if "cpu_minutes" in entry]
+        self.previous_minutes = logged[-1] if logged else 0.0
+        self.start = time.process_time()
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if self.start is not None and state.log_history:
+            minutes = self.previous_minutes + (time.process_time() - self.start) / 60
+            state.log_history[-1]["cpu_minutes"] = round(minutes, 3)
+
