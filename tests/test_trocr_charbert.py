@@ -38,7 +38,7 @@ def fix_weights_to_embeddings(model) -> None:
     corrector = model.decoder.corrector
     if isinstance(corrector.combine, WeightedCombine):
 
-        def on_embeddings_only(stack):
+        def on_embeddings_only(stack, step_cache=None):
             weights = torch.zeros(stack.shape[:3])
             weights[:, 0] = 1.0
             return weights
@@ -125,6 +125,71 @@ def test_beam_search_with_cache_equals_without(combine):
     cached = model.generate(pixel_values=pixel_values, max_new_tokens=8, num_beams=3)
     uncached = model.generate(pixel_values=pixel_values, max_new_tokens=8, num_beams=3, use_cache=False)
     assert torch.equal(cached, uncached)
+
+
+# Two convolutions per transform and two CharBERT layers: every tail and every attention cache is exercised.
+DEEPER = dict(transform_conv_layers=2, charbert=dict(TINY["charbert"], num_hidden_layers=2))
+
+
+def rereading(model):
+    """The same model with the corrector re-reading the prefix at every cached step."""
+    copied = copy.deepcopy(model)
+    copied.config.decoder.incremental_corrector = False
+    copied.decoder.config.incremental_corrector = False
+    return copied
+
+
+@pytest.mark.parametrize("combine", COMBINES)
+def test_incremental_corrector_gives_the_logits_of_a_full_pass_in_chunks(combine):
+    """Fed in chunks of 3, 1 and 2 tokens with a cache, each chunk's logits are those of one uncached pass over
+    the whole sequence, and the corrector's cache layers are the ones the configuration declares."""
+    model = build(combine, seed=5, **DEEPER)
+    assert model.config.decoder.decodes_incrementally
+    pixel_values = images(model)
+    ids = torch.randint(3, VOCAB_SIZE, (2, 6), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        encoder_outputs = model.encoder(pixel_values=pixel_values)
+        expected = model(encoder_outputs=encoder_outputs, decoder_input_ids=ids, use_cache=False).logits
+        cache, chunks = None, []
+        for begin, end in ((0, 3), (3, 4), (4, 6)):
+            output = model(encoder_outputs=encoder_outputs, decoder_input_ids=ids[:, begin:end],
+                           past_key_values=cache, use_cache=True)
+            cache = output.past_key_values
+            chunks.append(output.logits)
+    torch.testing.assert_close(torch.cat(chunks, dim=1), expected, rtol=1e-5, atol=1e-5)
+    assert len(cache.self_attention_cache.layers) == model.config.decoder.num_hidden_layers
+
+
+SEARCHES = {
+    # A freshly initialised tiny model reads one token over and over greedily; sampling (the same seed for both)
+    # and the beams' alternatives make the sequences vary, so that a wrong cache would show.
+    "sampling": dict(do_sample=True, top_k=0, num_beams=1),
+    "beam": dict(do_sample=False, num_beams=3, num_return_sequences=3),
+}
+
+
+@pytest.mark.parametrize("search", sorted(SEARCHES))
+@pytest.mark.parametrize("combine", COMBINES)
+def test_incremental_corrector_gives_the_tokens_and_scores_of_rereading_the_prefix(combine, search):
+    model = build(combine, seed=7, **DEEPER)
+    pixel_values = images(model, batch_size=3, seed=4)
+    settings = dict(max_new_tokens=10, output_scores=True, return_dict_in_generate=True, **SEARCHES[search])
+    torch.manual_seed(0)
+    incremental = model.generate(pixel_values=pixel_values, **settings)
+    torch.manual_seed(0)
+    reread = rereading(model).generate(pixel_values=pixel_values, **settings)
+    assert torch.equal(incremental.sequences, reread.sequences)
+    assert len(set(incremental.sequences[:, 1:].flatten().tolist())) >= 3, "a degenerate reading proves little"
+    for incremental_scores, reread_scores in zip(incremental.scores, reread.scores, strict=True):
+        torch.testing.assert_close(incremental_scores, reread_scores, rtol=1e-5, atol=1e-5)
+    if search == "beam":
+        torch.testing.assert_close(incremental.sequences_scores, reread.sequences_scores, rtol=1e-5, atol=1e-5)
+
+
+def test_fixed_layout_rereads_the_prefix():
+    model = build("add", "fixed")
+    assert not model.config.decoder.decodes_incrementally
+    assert model.config.decoder.num_hidden_layers == model.config.decoder.trocr.decoder_layers + 1
 
 
 @pytest.mark.parametrize("layout,expected_length", [("sliding", 7), ("fixed", 14)])
@@ -270,3 +335,17 @@ def test_study_script_trains_reads_and_reports_every_system(tmp_path):
     assert results["trocr-charbert-linear"]["training"]["parameters"] > results["trocr"]["training"]["parameters"]
     table = (tmp_path / "table.md").read_text()
     assert all(f"| {name} |" in table for name in systems)
+
+
+def test_corrector_decoding_benchmark_times_the_three_systems_on_equal_work():
+    from textrec.scripts.benchmarks import benchmark_corrector_decoding
+
+    rows = benchmark_corrector_decoding.run(
+        ["--preset=tiny", "--lengths", "3", "5", "--batch_size=2", "--repeats=1", "--threads=1"]
+    )
+    assert [(row["length"], row["system"]) for row in rows] == [
+        (length, system) for length in (3, 5)
+        for system in ("TrOCR (no corrector)", "re-reading corrector", "incremental corrector")
+    ]
+    assert all(row["seconds"] > 0 for row in rows)
+    assert all(row["speedup"] == 1.0 for row in rows if row["system"] == "re-reading corrector")

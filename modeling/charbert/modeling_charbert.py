@@ -27,6 +27,7 @@ from transformers.models.roberta.modeling_roberta import RobertaEmbeddings, Robe
 from transformers.utils import ModelOutput
 
 from .configuration_charbert import CharBertConfig
+from .incremental_decoding import CorrectorStepCache
 
 
 IGNORE_INDEX = -100
@@ -130,9 +131,16 @@ class CharBertFusion(nn.Module):
         self.token_norm = nn.LayerNorm(size, eps=config.layer_norm_eps)
         self.char_norm = nn.LayerNorm(size, eps=config.layer_norm_eps)
 
-    def forward(self, token_states: torch.Tensor, char_states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, token_states: torch.Tensor, char_states: torch.Tensor, step_cache: CorrectorStepCache | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`step_cache`: incremental decoding of a causal CharBERT (the states are the new positions only)."""
         fused = torch.cat([self.token_linear(token_states), self.char_linear(char_states)], dim=-1)
-        fused = self.conv(F.pad(fused.transpose(1, 2), self.padding)).transpose(1, 2)
+        if step_cache is None:
+            context = F.pad(fused.transpose(1, 2), self.padding)
+        else:
+            context = step_cache.causal_context(fused, self.conv.kernel_size[0])
+        fused = self.conv(context).transpose(1, 2)
         if self.divide_feed_forward:
             fused = self.activation(fused)
             token_update = self.activation(self.token_feed_forward(fused))
@@ -151,12 +159,15 @@ class CharBertEncoder(nn.Module):
         num_fusions = 1 if config.share_fusion_weights else config.num_hidden_layers
         self.fusion = nn.ModuleList([CharBertFusion(config) for _ in range(num_fusions)])
 
-    def forward(self, token_states, char_states, attention_mask, output_hidden_states: bool = False):
+    def forward(self, token_states, char_states, attention_mask, output_hidden_states: bool = False, step_cache=None):
         token_history, char_history = [token_states], [char_states]
+        token_cache = char_cache = None
+        if step_cache is not None:
+            token_cache, char_cache = step_cache.token_attention, step_cache.char_attention
         for index, layer in enumerate(self.layer):
-            token_states = layer(token_states, attention_mask)
-            char_states = layer(char_states, attention_mask)
-            token_states, char_states = self.fusion[index % len(self.fusion)](token_states, char_states)
+            token_states = layer(token_states, attention_mask, past_key_values=token_cache)
+            char_states = layer(char_states, attention_mask, past_key_values=char_cache)
+            token_states, char_states = self.fusion[index % len(self.fusion)](token_states, char_states, step_cache)
             if output_hidden_states:
                 token_history.append(token_states)
                 char_history.append(char_states)
@@ -222,6 +233,7 @@ class CharBertModel(CharBertPreTrainedModel):
         inputs_embeds: torch.FloatTensor | None = None,
         char_inputs_embeds: torch.FloatTensor | None = None,
         output_hidden_states: bool | None = None,
+        step_cache: CorrectorStepCache | None = None,
     ) -> CharBertModelOutput:
         """
         Args:
@@ -235,6 +247,9 @@ class CharBertModel(CharBertPreTrainedModel):
             attention_mask: `(batch, tokens)`, 1 on real tokens, 0 on padding (default: all 1).
             position_ids: `(batch, tokens)`; default: RoBERTa's, counted over unpadded tokens from
                 `pad_token_id + 1`, the same for ids and embeddings.
+            step_cache: incremental decoding (a causal CharBERT with per-token character GRUs, no padding):
+                the inputs are the tokens after `step_cache.past_length` earlier ones, whose attention keys
+                and values and fusion inputs the cache holds (see `incremental_decoding.py`).
         """
         config = self.config
         if (input_ids is None) == (inputs_embeds is None):
@@ -258,6 +273,14 @@ class CharBertModel(CharBertPreTrainedModel):
         output_hidden_states = output_hidden_states if output_hidden_states is not None else config.output_hidden_states
 
         device = input_ids.device if input_ids is not None else inputs_embeds.device
+        if step_cache is not None:
+            if not (config.causal and config.char_rnn_scope == "token") or attention_mask is not None:
+                raise ValueError(
+                    "Incremental decoding needs a causal CharBERT with per-token character GRUs "
+                    "(causal=True, char_rnn_scope='token') and no attention_mask (no padding)."
+                )
+            if position_ids is None:
+                position_ids = (config.pad_token_id + 1 + step_cache.past_length + torch.arange(num_tokens, device=device)).expand(batch_size, -1)
         if attention_mask is None:
             attention_mask = torch.ones(batch_size, num_tokens, dtype=torch.long, device=device)
         if position_ids is None:
@@ -270,7 +293,11 @@ class CharBertModel(CharBertPreTrainedModel):
             char_inputs_embeds = self.char_encoder.embeddings(char_input_ids)
         char_states = self.char_encoder(char_inputs_embeds, start_ids, end_ids)
 
-        if config.causal:
+        if step_cache is not None:
+            mask = step_cache.attention_mask(
+                num_tokens, batch_size, token_states.dtype, device, additive=config._attn_implementation == "eager"
+            )
+        elif config.causal:
             mask = create_causal_mask(
                 config=config,
                 inputs_embeds=token_states,
@@ -281,7 +308,7 @@ class CharBertModel(CharBertPreTrainedModel):
         else:
             mask = create_bidirectional_mask(config=config, inputs_embeds=token_states, attention_mask=attention_mask)
         token_states, char_states, token_history, char_history = self.encoder(
-            token_states, char_states, mask, output_hidden_states=output_hidden_states
+            token_states, char_states, mask, output_hidden_states=output_hidden_states, step_cache=step_cache
         )
         return CharBertModelOutput(
             last_hidden_state=token_states,

@@ -48,6 +48,11 @@ class TrOCRCharBertDecoderConfig(PretrainedConfig):
             the ground-truth tokens, averaged over positions; 0 turns it off. Needs a CharBERT that
             shares the decoder's vocabulary (as TrOCR and CharBERT-RoBERTa do).
         initializer_range (`float`): not used by the transforms (Xavier) but kept for transformers.
+        incremental_corrector (`bool`): in cached decoding, a step runs the corrector on its new token only,
+            keeping CharBERT's keys and values and the convolutions' tails in the cache (the same tokens and
+            scores as re-reading the prefix, at a cost that does not grow with it). Sliding layout with a
+            per-token character GRU (`charbert.char_rnn_scope="token"`) only; otherwise the corrector
+            re-reads the prefix at every step.
     """
 
     model_type = "textrec-trocr-charbert-decoder"
@@ -71,6 +76,7 @@ class TrOCRCharBertDecoderConfig(PretrainedConfig):
         combine_kernel_size: int = 3,
         alignment_loss_weight: float = 0.0,
         initializer_range: float = 0.02,
+        incremental_corrector: bool = True,
         **kwargs,
     ):
         trocr = trocr if isinstance(trocr, TrOCRConfig) else TrOCRConfig(**(trocr or {}))
@@ -107,6 +113,7 @@ class TrOCRCharBertDecoderConfig(PretrainedConfig):
         self.combine_kernel_size = combine_kernel_size
         self.alignment_loss_weight = alignment_loss_weight
         self.initializer_range = initializer_range
+        self.incremental_corrector = incremental_corrector
         kwargs.setdefault("is_decoder", True)
         kwargs.setdefault("add_cross_attention", True)
         for name in ("vocab_size", "pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
@@ -128,9 +135,23 @@ class TrOCRCharBertDecoderConfig(PretrainedConfig):
         return self.trocr.d_model
 
     @property
+    def decodes_incrementally(self) -> bool:
+        """Whether a cached decoding step runs the corrector on its new token only (see `incremental_corrector`)."""
+        return self.incremental_corrector and self.sequence_layout == "sliding" and self.charbert.char_rnn_scope == "token"
+
+    @property
+    def corrector_convolutions(self) -> int:
+        """The causal convolutions of the corrector: four transforms, one fusion per CharBERT layer, and two
+        in the `conv` combine."""
+        return 4 * self.transform_conv_layers + self.charbert.num_hidden_layers + (2 if self.combine == "conv" else 0)
+
+    @property
     def num_hidden_layers(self) -> int:
-        """Cache layers generate() allocates: one per TrOCR decoder layer, and one where the corrector
-        keeps the embeddings of the tokens decoded so far (it re-reads the whole prefix each step)."""
+        """Cache layers generate() allocates: one per TrOCR decoder layer, then the corrector's: in incremental
+        decoding two per CharBERT layer (its two streams' keys and values) and one per convolution (its
+        input's tail); otherwise one, where it keeps the embeddings of the tokens decoded so far."""
+        if self.decodes_incrementally:
+            return self.trocr.decoder_layers + 2 * self.charbert.num_hidden_layers + self.corrector_convolutions
         return self.trocr.decoder_layers + 1
 
 

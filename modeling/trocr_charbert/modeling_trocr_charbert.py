@@ -13,9 +13,12 @@ decoder, so training, `generate()` and saving work as for TrOCR.
 
 Causality: every part is causal (left-padded or masked convolutions, CharBERT with causal attention
 and per-token character GRUs, causal combine nets), so under teacher forcing position t never reads
-the tokens after it. Incremental decoding: the TrOCR layers use the KV cache; the corrector re-reads
-the whole prefix of embeddings at every step, which it keeps in one extra layer of the self-attention
-cache (so beam search reorders it with the rest).
+the tokens after it. Incremental decoding: the TrOCR layers use the KV cache, and so does the corrector
+(`incremental_decoding.py`: CharBERT's keys and values and the convolutions' tails, in extra layers of the
+self-attention cache, so that beam search reorders them with the rest), and a step reads its new token
+only. Where that is not possible (the fixed layout, whose convolutions mix every position) or not asked
+for (`incremental_corrector=False`), the corrector re-reads the whole prefix of embeddings at every step,
+kept in one extra cache layer.
 """
 
 from dataclasses import dataclass
@@ -32,6 +35,7 @@ from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder 
 
 from .configuration_charbert import CharBertConfig
 from .configuration_trocr_charbert import TrOCRCharBertConfig, TrOCRCharBertDecoderConfig
+from .incremental_decoding import CorrectorStepCache
 from .modeling_charbert import CharBertModel
 from .tensor_combine import build_combine
 from .tensor_transform import TensorTransform
@@ -108,18 +112,28 @@ class TrOCRCharBertCorrector(nn.Module):
             config.combine, trocr.d_model, config.combine_hidden_size, config.combine_kernel_size, config.leaky_relu_slope
         )
 
-    def forward(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, embeddings: torch.Tensor, step_cache: CorrectorStepCache | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """
+        Args:
+            embeddings: E `(batch, T, d_model)`, every token so far; with `step_cache` (incremental decoding,
+                sliding layout), the new tokens only, the cache holding what the corrector needs of the
+                earlier ones (see `incremental_decoding.py`).
+        Returns:
+            the combined embeddings `(batch, T, d_model)` and CharBERT's input token embeddings T.
+        """
         batch_size, length, _ = embeddings.shape
         if self.fixed:
             if length > self.max_decoder_length:
                 raise ValueError(f"The fixed layout reads at most {self.max_decoder_length} tokens, got {length}.")
             padded = F.pad(embeddings, (0, 0, 0, self.max_decoder_length - length))
-        elif length > self.max_charbert_tokens:
+        elif length + (step_cache.past_length if step_cache else 0) > self.max_charbert_tokens:
             raise ValueError(f"The corrector's CharBERT reads at most {self.max_charbert_tokens} tokens, got {length}.")
         else:
             padded = embeddings
-        token_embeds = self.to_token(padded)
-        char_embeds = self.to_char(padded)
+        token_embeds = self.to_token(padded, step_cache)
+        char_embeds = self.to_char(padded, step_cache)
         num_tokens = token_embeds.shape[1]
         start_ids = (torch.arange(num_tokens, device=embeddings.device) * self.chars_per_token).expand(batch_size, -1)
         outputs = self.charbert(
@@ -127,10 +141,11 @@ class TrOCRCharBertCorrector(nn.Module):
             char_inputs_embeds=char_embeds,
             start_ids=start_ids,
             end_ids=start_ids + self.chars_per_token - 1,
+            step_cache=step_cache,
         )
-        token_correction = self.from_token(outputs.last_hidden_state)[:, :length]
-        char_correction = self.from_char(outputs.char_last_hidden_state)[:, :length]
-        combined = self.combine(torch.stack([embeddings, token_correction, char_correction], dim=1))
+        token_correction = self.from_token(outputs.last_hidden_state, step_cache)[:, :length]
+        char_correction = self.from_char(outputs.char_last_hidden_state, step_cache)[:, :length]
+        combined = self.combine(torch.stack([embeddings, token_correction, char_correction], dim=1), step_cache)
         return combined, token_embeds
 
 
@@ -202,14 +217,21 @@ class TrOCRCharBertForCausalLM(TrOCRCharBertPreTrainedModel, GenerationMixin):
     def set_output_embeddings(self, new_embeddings: nn.Linear) -> None:
         self.trocr.set_output_embeddings(new_embeddings)
 
-    def prefix_embeddings(self, embeddings: torch.Tensor, past_key_values: EncoderDecoderCache | None) -> torch.Tensor:
-        """The embeddings of every token so far: those in the cache's corrector layer, then the new ones
-        (which are added to it)."""
+    def corrector_input(
+        self, embeddings: torch.Tensor, past_key_values: EncoderDecoderCache | None, past_length: int
+    ) -> tuple[torch.Tensor, CorrectorStepCache | None]:
+        """What the corrector reads at this step. Without a cache: the embeddings as they are. With one, in
+        incremental decoding (`config.incremental_corrector`, the sliding layout): the new embeddings and a
+        `CorrectorStepCache` over the cache layers after TrOCR's. Otherwise: every token's embeddings so far,
+        those kept in the cache layer after TrOCR's, then the new ones (which are added to it)."""
         if past_key_values is None:
-            return embeddings
+            return embeddings, None
         cache = past_key_values.self_attention_cache if isinstance(past_key_values, EncoderDecoderCache) else past_key_values
-        stored, _ = cache.update(embeddings.unsqueeze(1), embeddings.unsqueeze(1), self.config.trocr.decoder_layers)
-        return stored.squeeze(1)
+        first_layer = self.config.trocr.decoder_layers
+        if self.config.decodes_incrementally:
+            return embeddings, CorrectorStepCache(cache, first_layer, self.config.charbert.num_hidden_layers, past_length)
+        stored, _ = cache.update(embeddings.unsqueeze(1), embeddings.unsqueeze(1), first_layer)
+        return stored.squeeze(1), None
 
     def alignment_loss(self, token_embeds: torch.Tensor, input_ids: torch.LongTensor) -> torch.Tensor:
         """Mean over non-padding positions of `1 - cos(T_t, W[input_ids_t])`, with W CharBERT's (frozen)
@@ -267,7 +289,7 @@ class TrOCRCharBertForCausalLM(TrOCRCharBertPreTrainedModel, GenerationMixin):
         length = input_ids.shape[1]
 
         embeddings = decoder.embed_tokens(input_ids)
-        corrected, token_embeds = self.corrector(self.prefix_embeddings(embeddings, past_key_values))
+        corrected, token_embeds = self.corrector(*self.corrector_input(embeddings, past_key_values, past_length))
         corrected = corrected[:, -length:]
         hidden_states = corrected + decoder.embed_positions(input_ids, past_key_values_length=past_length).to(corrected.device)
         if decoder.layernorm_embedding is not None:

@@ -19,6 +19,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .incremental_decoding import CorrectorStepCache
+
 
 def normalize_features(stack: torch.Tensor) -> torch.Tensor:
     """Each embedding vector divided by its L2 norm (the last axis)."""
@@ -26,27 +28,30 @@ def normalize_features(stack: torch.Tensor) -> torch.Tensor:
 
 
 class AddCombine(nn.Module):
-    def forward(self, stack: torch.Tensor) -> torch.Tensor:
+    def forward(self, stack: torch.Tensor, step_cache: CorrectorStepCache | None = None) -> torch.Tensor:
         """`stack (batch, inputs, length, width)` -> `(batch, length, width)`."""
         return stack.sum(dim=1)
 
 
 class WeightedCombine(nn.Module):
-    """Base of the weighted variants: `weight_logits` gives `(batch, inputs, length)`."""
+    """Base of the weighted variants: `weight_logits` gives `(batch, inputs, length)`.
 
-    def weight_logits(self, normalized: torch.Tensor) -> torch.Tensor:
+    `step_cache`: in incremental decoding, the stack holds the new positions only (see
+    `incremental_decoding.py`); only the `conv` combine reads earlier positions."""
+
+    def weight_logits(self, normalized: torch.Tensor, step_cache: CorrectorStepCache | None = None) -> torch.Tensor:
         raise NotImplementedError
 
-    def weights(self, stack: torch.Tensor) -> torch.Tensor:
+    def weights(self, stack: torch.Tensor, step_cache: CorrectorStepCache | None = None) -> torch.Tensor:
         """`stack (batch, inputs, length, width)` -> softmax weights `(batch, inputs, length)`."""
-        return self.weight_logits(normalize_features(stack)).softmax(dim=1)
+        return self.weight_logits(normalize_features(stack), step_cache).softmax(dim=1)
 
-    def forward(self, stack: torch.Tensor) -> torch.Tensor:
-        return (self.weights(stack).unsqueeze(-1) * stack).sum(dim=1)
+    def forward(self, stack: torch.Tensor, step_cache: CorrectorStepCache | None = None) -> torch.Tensor:
+        return (self.weights(stack, step_cache).unsqueeze(-1) * stack).sum(dim=1)
 
 
 class MeanCombine(WeightedCombine):
-    def weight_logits(self, normalized: torch.Tensor) -> torch.Tensor:
+    def weight_logits(self, normalized: torch.Tensor, step_cache: CorrectorStepCache | None = None) -> torch.Tensor:
         return normalized.mean(dim=-1)
 
 
@@ -57,7 +62,7 @@ class LinearAttentionCombine(WeightedCombine):
         self.score = nn.Linear(hidden_size, 1)
         self.slope = slope
 
-    def weight_logits(self, normalized: torch.Tensor) -> torch.Tensor:
+    def weight_logits(self, normalized: torch.Tensor, step_cache: CorrectorStepCache | None = None) -> torch.Tensor:
         return self.score(F.leaky_relu(self.hidden(normalized), self.slope)).squeeze(-1)
 
 
@@ -69,11 +74,21 @@ class ConvAttentionCombine(WeightedCombine):
         self.padding = (kernel_size - 1, 0)
         self.slope = slope
 
-    def weight_logits(self, normalized: torch.Tensor) -> torch.Tensor:
+    def weight_logits(self, normalized: torch.Tensor, step_cache: CorrectorStepCache | None = None) -> torch.Tensor:
         batch_size, num_inputs, length, width = normalized.shape
-        states = normalized.reshape(batch_size * num_inputs, length, width).transpose(1, 2)
-        states = F.leaky_relu(self.hidden(F.pad(states, self.padding)), self.slope)
-        return self.score(F.pad(states, self.padding)).reshape(batch_size, num_inputs, length)
+        if step_cache is None:
+            states = normalized.reshape(batch_size * num_inputs, length, width).transpose(1, 2)
+            states = F.leaky_relu(self.hidden(F.pad(states, self.padding)), self.slope)
+            return self.score(F.pad(states, self.padding)).reshape(batch_size, num_inputs, length)
+        # Incremental: the cache keeps a row per image, so the inputs travel in the width axis.
+        kernel = self.hidden.kernel_size[0]
+        by_image = normalized.permute(0, 2, 1, 3).reshape(batch_size, length, num_inputs * width)
+        context = step_cache.causal_context(by_image, kernel)  # (batch, inputs * width, kernel - 1 + length)
+        context = context.reshape(batch_size, num_inputs, width, -1).reshape(batch_size * num_inputs, width, -1)
+        hidden = F.leaky_relu(self.hidden(context), self.slope)  # (batch * inputs, hidden, length)
+        hidden = hidden.reshape(batch_size, num_inputs * hidden.shape[1], length).transpose(1, 2)
+        context = step_cache.causal_context(hidden, kernel).reshape(batch_size * num_inputs, -1, kernel - 1 + length)
+        return self.score(context).reshape(batch_size, num_inputs, length)
 
 
 COMBINES = ("add", "mean", "linear", "conv")

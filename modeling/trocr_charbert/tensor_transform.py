@@ -18,6 +18,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .incremental_decoding import CorrectorStepCache
+
 
 def source_token_positions(length: int, positions_per_token: int) -> torch.Tensor:
     """The decoder token each of `length` positions stands for: position p -> p // positions_per_token
@@ -44,11 +46,17 @@ class SlidingCausalConvolutions(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.slope = slope
 
-    def forward(self, states: torch.Tensor) -> torch.Tensor:
+    def forward(self, states: torch.Tensor, step_cache: CorrectorStepCache | None = None) -> torch.Tensor:
+        """`step_cache`: in incremental decoding, `states` are the new positions only and each convolution reads
+        its input's tail from the cache (see `incremental_decoding.py`)."""
         batch_size, length, width = states.shape
         states = states.transpose(1, 2)
         for conv, norm in zip(self.convolutions, self.norms):
-            states = self.dropout(F.leaky_relu(norm(conv(F.pad(states, (2, 0)))), self.slope))
+            if step_cache is None:
+                context = F.pad(states, (2, 0))
+            else:
+                context = step_cache.causal_context(states.transpose(1, 2), conv.kernel_size[0])
+            states = self.dropout(F.leaky_relu(norm(conv(context)), self.slope))
         # (batch, width * ratio, length) -> (batch, length * ratio, width): slot k of position t is t * ratio + k
         states = states.reshape(batch_size, self.length_ratio, width, length).permute(0, 3, 1, 2)
         return states.reshape(batch_size, length * self.length_ratio, width)
@@ -163,8 +171,13 @@ class TensorTransform(nn.Module):
             )
         self.feed_forward = FeedForwardStack(in_size, ffn_hidden_size, out_size, num_ffn_layers, dropout, slope)
 
-    def forward(self, states: torch.Tensor) -> torch.Tensor:
-        return self.feed_forward(self.resample(states))
+    def forward(self, states: torch.Tensor, step_cache: CorrectorStepCache | None = None) -> torch.Tensor:
+        """`step_cache`: incremental decoding (sliding layout only), see `SlidingCausalConvolutions`."""
+        if step_cache is None:
+            return self.feed_forward(self.resample(states))
+        if not isinstance(self.resample, SlidingCausalConvolutions):
+            raise ValueError("Only the sliding layout decodes incrementally: the fixed layout mixes every position.")
+        return self.feed_forward(self.resample(states, step_cache))
 
     def output_layer(self) -> nn.Linear:
         """The last linear layer (zeroing it makes the transform output zero)."""

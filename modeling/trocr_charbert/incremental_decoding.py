@@ -1,0 +1,1 @@
+../charbert/incremental_decoding.py
