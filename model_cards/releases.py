@@ -116,6 +116,14 @@ RELEASES = {
             train_arguments=line_release_arguments("crnn", max_train_minutes=110),
             test_sets=LINE_TEST_SETS,
         ),
+        # TrOCR's decoder over the same encoder, trained identically: the TrOCR peer, and the TrOCR that the
+        # TrOCR-CharBERT study starts from.
+        Release(
+            name="trocr-lines",
+            architecture="trocr",
+            train_arguments=line_release_arguments("trocr", max_train_minutes=110),
+            test_sets=LINE_TEST_SETS,
+        ),
     )
 }
 

@@ -25,6 +25,8 @@ from .self_attention.modeling_self_attention import (
 )
 from .sharp_attention.configuration_sharp_attention import SharpAttentionConfig
 from .sharp_attention.modeling_sharp_attention import SharpAttentionEncoder, SharpAttentionForTextRecognition
+from .trocr.configuration_trocr_recognizer import TrOCRRecognizerConfig
+from .trocr.modeling_trocr_recognizer import TrOCRForTextRecognition
 from .trocr_charbert.configuration_trocr_charbert import TrOCRCharBertConfig, TrOCRCharBertDecoderConfig
 from .trocr_charbert.modeling_trocr_charbert import TrOCRCharBertForCausalLM, TrOCRCharBertForTextRecognition
 
@@ -34,6 +36,7 @@ ARCHITECTURES = {
     "sharp-attention": (SharpAttentionConfig, SharpAttentionForTextRecognition),
     "comer": (CoMERConfig, CoMERForFormulaRecognition),
     "crnn": (CRNNConfig, CRNNForTextRecognition),
+    "trocr": (TrOCRRecognizerConfig, TrOCRForTextRecognition),
     "trocr-charbert": (TrOCRCharBertConfig, TrOCRCharBertForTextRecognition),
 }
 
@@ -76,6 +79,8 @@ __all__ = [
     "SharpAttentionEncoder",
     "SharpAttentionForTextRecognition",
     "TrOCRCharBertConfig",
+    "TrOCRForTextRecognition",
+    "TrOCRRecognizerConfig",
     "TrOCRCharBertDecoderConfig",
     "TrOCRCharBertForCausalLM",
     "TrOCRCharBertForTextRecognition",

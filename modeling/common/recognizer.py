@@ -78,42 +78,10 @@ def recognition_loss(logits: torch.Tensor, labels: torch.Tensor, label_smoothing
     )
 
 
-class EncoderDecoderRecognizerMixin:
-    """The `forward` of an encoder-decoder recognizer, with the interface of `VisionEncoderDecoderModel`."""
-
-    main_input_name = "pixel_values"
-    # The loss is a plain token mean: the Trainer must keep dividing it for gradient accumulation.
-    accepts_loss_kwargs = False
-
-    def get_encoder(self):
-        return self.encoder
-
-    def get_decoder(self):
-        return self.decoder
-
-    def get_output_embeddings(self):
-        return self.lm_head
-
-    def set_output_embeddings(self, new_embeddings):
-        self.lm_head = new_embeddings
-
-    def get_input_embeddings(self):
-        return self.decoder.embed_tokens
-
-    def set_input_embeddings(self, value):
-        self.decoder.embed_tokens = value
-
-    def reset_vocabulary(self, vocab_size: int) -> None:
-        """Replaces the token embedding and the classifier with freshly initialised ones of
-        `vocab_size` entries, keeping every other weight: fine-tuning with another character set."""
-        old_embedding = self.get_input_embeddings()
-        embedding = torch.nn.Embedding(vocab_size, old_embedding.embedding_dim, padding_idx=self.config.pad_token_id)
-        head = torch.nn.Linear(self.lm_head.in_features, vocab_size, bias=self.lm_head.bias is not None)
-        for module in (embedding, head):
-            self._init_weights(module)
-        self.set_input_embeddings(embedding.to(old_embedding.weight.device))
-        self.set_output_embeddings(head.to(old_embedding.weight.device))
-        self.config.vocab_size = vocab_size
+class CTCReadingMixin:
+    """Reading with a CTC head on the encoder (`self.ctc_head`, None without one): `ctc_decode()` alone, or
+    `joint_decode()` with the attention decoder. The encoder takes `pixel_mask` and returns a
+    `RecognizerEncoderOutput` (its `attention_mask` marks the real columns)."""
 
     @torch.no_grad()
     def ctc_decode(
@@ -187,6 +155,44 @@ class EncoderDecoderRecognizerMixin:
             logits_processor=LogitsProcessorList([scorer]),
             **generate_kwargs,
         )
+
+
+class EncoderDecoderRecognizerMixin(CTCReadingMixin):
+    """The `forward` of an encoder-decoder recognizer, with the interface of `VisionEncoderDecoderModel`."""
+
+    main_input_name = "pixel_values"
+    # The loss is a plain token mean: the Trainer must keep dividing it for gradient accumulation.
+    accepts_loss_kwargs = False
+
+    def get_encoder(self):
+        return self.encoder
+
+    def get_decoder(self):
+        return self.decoder
+
+    def get_output_embeddings(self):
+        return self.lm_head
+
+    def set_output_embeddings(self, new_embeddings):
+        self.lm_head = new_embeddings
+
+    def get_input_embeddings(self):
+        return self.decoder.embed_tokens
+
+    def set_input_embeddings(self, value):
+        self.decoder.embed_tokens = value
+
+    def reset_vocabulary(self, vocab_size: int) -> None:
+        """Replaces the token embedding and the classifier with freshly initialised ones of
+        `vocab_size` entries, keeping every other weight: fine-tuning with another character set."""
+        old_embedding = self.get_input_embeddings()
+        embedding = torch.nn.Embedding(vocab_size, old_embedding.embedding_dim, padding_idx=self.config.pad_token_id)
+        head = torch.nn.Linear(self.lm_head.in_features, vocab_size, bias=self.lm_head.bias is not None)
+        for module in (embedding, head):
+            self._init_weights(module)
+        self.set_input_embeddings(embedding.to(old_embedding.weight.device))
+        self.set_output_embeddings(head.to(old_embedding.weight.device))
+        self.config.vocab_size = vocab_size
 
     def forward(
         self,

@@ -211,6 +211,16 @@ SPECS = {
         extra_metrics=("exprate",),
         train_processor_kwargs=dict(do_scale_augmentation=True),
     ),
+    "trocr": ArchitectureSpec(
+        "trocr",
+        *ARCHITECTURES["trocr"],
+        description=(
+            "TrOCR's transformer decoder (transformers' TrOCRForCausalLM, in a VisionEncoderDecoderModel) reads the "
+            "line image as encoded by a CNN with a strided stem and a transformer encoder over its columns, with a "
+            "CTC head on the encoder (joint CTC-attention training) in the fast preset."
+        ),
+        image_processor_kwargs=LINE_IMAGES,
+    ),
     "trocr-charbert": ArchitectureSpec(
         "trocr-charbert",
         *ARCHITECTURES["trocr-charbert"],
