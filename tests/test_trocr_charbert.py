@@ -4,10 +4,19 @@ import copy
 
 import pytest
 import torch
-from transformers import TrOCRForCausalLM, ViTModel, VisionEncoderDecoderModel
+from transformers import AutoModelForImageTextToText, TrOCRForCausalLM, ViTModel, VisionEncoderDecoderModel
 
-from textrec.modeling import CharBertConfig, CharBertModel, TrOCRCharBertConfig, TrOCRCharBertForTextRecognition
+from textrec.modeling import (
+    CharBertConfig,
+    CharBertModel,
+    TrOCRCharBertConfig,
+    TrOCRCharBertForTextRecognition,
+    TrOCRForTextRecognition,
+    TrOCRRecognizerConfig,
+)
 from textrec.modeling.trocr_charbert.tensor_combine import WeightedCombine
+
+from .remote_code import run_without_textrec
 
 VOCAB_SIZE = 20
 COMBINES = ["add", "mean", "linear", "conv"]
@@ -279,6 +288,70 @@ def test_from_trocr_and_charbert_checkpoints(tmp_path):
     labels = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, -100, -100]])
     with torch.no_grad():
         assert torch.equal(model(pixel_values=pixel_values, labels=labels).logits, trocr(pixel_values=pixel_values, labels=labels).logits)
+
+
+def test_from_a_trocr_with_the_convolutional_line_encoder(tmp_path):
+    """A `--model trocr` checkpoint (textrec's line encoder, TrOCR's decoder, a CTC head) becomes a composite that
+    reads lines at their own width: with the corrector an identity it gives the checkpoint's logits on a padded
+    batch, padded columns masked; it generates, saves and loads back."""
+    torch.manual_seed(3)
+    trocr = TrOCRForTextRecognition(TrOCRRecognizerConfig.from_preset("tiny", vocab_size=VOCAB_SIZE, max_target_length=12))
+    trocr.save_pretrained(tmp_path / "trocr")
+    CharBertModel(CharBertConfig(vocab_size=VOCAB_SIZE, **TINY["charbert"])).save_pretrained(tmp_path / "charbert")
+
+    model = TrOCRCharBertForTextRecognition.from_trocr_and_charbert(
+        str(tmp_path / "trocr"), str(tmp_path / "charbert"), combine="conv"
+    ).eval()
+    assert model.config.reads_lines and not model.requires_fixed_image_size
+    model.save_pretrained(tmp_path / "composite")
+    assert not hasattr(model.config, "image_height")  # the processor keeps each line's width
+    pixel_values = torch.randn(2, 1, 32, 48, generator=torch.Generator().manual_seed(0))
+    pixel_mask = torch.ones(2, 32, 48, dtype=torch.long)
+    pixel_mask[1, :, 24:] = 0
+    pixel_values[1, :, :, 24:] = 0
+    labels = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, -100, -100]])
+    fix_weights_to_embeddings(model)
+    with torch.no_grad():
+        expected = trocr.eval()(pixel_values=pixel_values, pixel_mask=pixel_mask, labels=labels).logits
+        actual = model(pixel_values=pixel_values, pixel_mask=pixel_mask, labels=labels).logits
+        # The second line alone, unpadded, reads the same: the padding is masked.
+        alone = model(pixel_values=pixel_values[1:, :, :, :24], labels=labels[1:]).logits
+    torch.testing.assert_close(actual, expected, rtol=0, atol=1e-5)
+    torch.testing.assert_close(actual[1:], alone, rtol=1e-4, atol=1e-4)
+
+
+    loaded = AutoModelForImageTextToText.from_pretrained(tmp_path / "composite").eval()
+    assert isinstance(loaded.encoder, type(model.encoder))
+    with torch.no_grad():
+        forced = loaded(pixel_values=pixel_values, pixel_mask=pixel_mask, labels=labels).logits
+    generated = loaded.generate(pixel_values=pixel_values, pixel_mask=pixel_mask, max_new_tokens=6, do_sample=False)
+    # Greedy generation with the cache picks, at each step, the arg-max of what a full forward pass gives.
+    with torch.no_grad():
+        rerun = loaded(pixel_values=pixel_values, pixel_mask=pixel_mask, decoder_input_ids=generated[:, :-1]).logits
+    assert torch.equal(rerun.argmax(-1), generated[:, 1:])
+    assert not torch.equal(forced, actual)  # the saved corrector is not the identity the test imposed
+
+    torch.save({"pixel_values": pixel_values, "pixel_mask": pixel_mask, "labels": labels}, tmp_path / "batch.pt")
+    maximum = run_without_textrec(
+        """
+        import torch
+        from transformers import AutoModelForImageTextToText
+        model = AutoModelForImageTextToText.from_pretrained("composite", trust_remote_code=True).eval()
+        with torch.no_grad():
+            print(model(**torch.load("batch.pt")).logits.abs().max().item(), type(model.encoder).__name__)
+        """,
+        tmp_path,
+    ).split()
+    assert maximum == [str(forced.abs().max().item()), "SelfAttentionRecognizerEncoder"]
+
+
+def test_from_a_checkpoint_without_a_trocr_decoder_is_refused(tmp_path):
+    from textrec.modeling import SelfAttentionRecognizerConfig, SelfAttentionRecognizerForTextRecognition
+
+    SelfAttentionRecognizerForTextRecognition(SelfAttentionRecognizerConfig.from_preset("tiny", vocab_size=VOCAB_SIZE)).save_pretrained(tmp_path / "sa")
+    CharBertModel(CharBertConfig(vocab_size=VOCAB_SIZE, **TINY["charbert"])).save_pretrained(tmp_path / "charbert")
+    with pytest.raises(ValueError, match="not a VisionEncoderDecoderModel with a TrOCR decoder"):
+        TrOCRCharBertForTextRecognition.from_trocr_and_charbert(str(tmp_path / "sa"), str(tmp_path / "charbert"))
 
 
 def test_decoder_refuses_inputs_embeds():

@@ -8,6 +8,7 @@ from transformers.configuration_utils import SubConfigSpec
 from transformers.models.auto.configuration_auto import AutoConfig
 
 from .configuration_charbert import CharBertConfig
+from .configuration_self_attention import SelfAttentionRecognizerConfig
 from .presets import ConfigPresetsMixin
 
 
@@ -161,7 +162,9 @@ class TrOCRCharBertConfig(ConfigPresetsMixin, VisionEncoderDecoderConfig):
     a [`TrOCRCharBertForCausalLM`].
 
     Args:
-        encoder (`dict` or config): the vision encoder (ViT by default; DeiT or BEiT as in TrOCR).
+        encoder (`dict` or config): the vision encoder: ViT by default (DeiT or BEiT as in TrOCR), which reads
+            images of one fixed size; or textrec's convolutional line encoder (a `SelfAttentionRecognizerConfig`,
+            the encoder of `--model trocr`), which reads lines at their own width, padded columns masked.
         decoder (`dict` or `TrOCRCharBertDecoderConfig`): the corrected TrOCR decoder.
         frozen_modules (`list[str]`): parts whose parameters are not trained, any of `"encoder"`,
             `"decoder"` (TrOCR's decoder layers, positions and output projection), `"decoder_embeddings"`
@@ -220,8 +223,18 @@ class TrOCRCharBertConfig(ConfigPresetsMixin, VisionEncoderDecoderConfig):
             raise ValueError(f"Unknown frozen_modules {sorted(unknown)}; choose from encoder, decoder, decoder_embeddings, charbert.")
         self.frozen_modules = frozen_modules
         self.max_target_length = max_target_length
+        encoder = kwargs.get("encoder")
+        if isinstance(encoder, dict) and encoder.get("model_type") == SelfAttentionRecognizerConfig.model_type:
+            # Not a transformers model type, so AutoConfig (the encoder's default resolution) cannot build it.
+            kwargs["encoder"] = SelfAttentionRecognizerConfig(**encoder)
         super().__init__(**kwargs)
         self.tie_word_embeddings = False
+
+    @property
+    def reads_lines(self) -> bool:
+        """Whether the encoder is textrec's convolutional line encoder (images of any width, a pixel mask), not a
+        ViT-like encoder of one fixed image size."""
+        return self.encoder.model_type == SelfAttentionRecognizerConfig.model_type
 
     @property
     def vocab_size(self) -> int:
@@ -241,6 +254,8 @@ class TrOCRCharBertConfig(ConfigPresetsMixin, VisionEncoderDecoderConfig):
 
     @property
     def image_size(self) -> tuple[int, int]:
+        if self.reads_lines:
+            raise AttributeError("A composite with a convolutional line encoder has no fixed image size.")
         size = self.encoder.image_size
         return tuple(size) if isinstance(size, (list, tuple)) else (size, size)
 

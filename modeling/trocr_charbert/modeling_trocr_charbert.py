@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 from torch.nn import functional as F
-from transformers import AutoModel, GenerationMixin, PreTrainedModel, TrOCRForCausalLM, VisionEncoderDecoderModel
+from transformers import AutoModel, AutoModelForImageTextToText, GenerationMixin, PreTrainedModel, TrOCRForCausalLM, VisionEncoderDecoderModel
 from transformers import initialization as init
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.masking_utils import create_bidirectional_mask, create_causal_mask
@@ -37,6 +37,8 @@ from .configuration_charbert import CharBertConfig
 from .configuration_trocr_charbert import TrOCRCharBertConfig, TrOCRCharBertDecoderConfig
 from .incremental_decoding import CorrectorStepCache
 from .modeling_charbert import CharBertModel
+from .modeling_self_attention import SelfAttentionRecognizerEncoder
+from .recognizer import RecognizerEncoderOutput
 from .tensor_combine import build_combine
 from .tensor_transform import TensorTransform
 
@@ -355,18 +357,19 @@ FREEZABLE = ("encoder", "decoder", "decoder_embeddings", "charbert")
 
 
 class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
-    """The composite: a vision encoder (ViT, DeiT or BEiT) and a [`TrOCRCharBertForCausalLM`] decoder, as a
+    """The composite: a vision encoder and a [`TrOCRCharBertForCausalLM`] decoder, as a
     `VisionEncoderDecoderModel`.
 
-    Build it from trained parts with [`from_trocr_and_charbert`], or from scratch from a configuration.
-    `pixel_values (batch, channels, height, width)` must have the encoder's image size: a ViT reads a
-    fixed grid of patches (textrec's processor in `fixed` mode resizes to it).
+    Build it from trained parts with [`from_trocr_and_charbert`], or from scratch from a configuration. With a
+    ViT (DeiT, BEiT) encoder, `pixel_values (batch, channels, height, width)` must have the encoder's image size
+    (a ViT reads a fixed grid of patches; textrec's processor in `fixed` mode resizes to it). With textrec's
+    convolutional line encoder (a `--model trocr` checkpoint), lines come at their own width with a
+    `pixel_mask (batch, height, width)`, and the decoder's cross-attention skips the padded columns.
     """
 
     config_class = TrOCRCharBertConfig
+    main_input_name = "pixel_values"
     accepts_loss_kwargs = False
-    # A ViT reads a fixed grid of patches: images must come at the configured size.
-    requires_fixed_image_size = True
 
     def __init__(
         self,
@@ -377,7 +380,9 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
         if not isinstance(config, TrOCRCharBertConfig):
             # Loaded as remote code, the configuration class may come from another module copy.
             config = TrOCRCharBertConfig.from_dict(config.to_dict())
-        if encoder is None:
+        if encoder is None and config.reads_lines:
+            encoder = SelfAttentionRecognizerEncoder(config.encoder)
+        elif encoder is None:
             encoder = AutoModel.from_config(config.encoder, add_pooling_layer=False)
         if decoder is None:
             decoder = TrOCRCharBertForCausalLM(config.decoder)
@@ -409,7 +414,14 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
                 if module is not None:
                     module.requires_grad_(False)
 
+    @property
+    def requires_fixed_image_size(self) -> bool:
+        """A ViT reads a fixed grid of patches: images must come at the configured size."""
+        return not self.config.reads_lines
+
     def check_pixel_values(self, pixel_values: torch.Tensor) -> None:
+        if self.config.reads_lines:
+            return
         expected = (self.config.num_channels, *self.config.image_size)
         if pixel_values.ndim != 4 or tuple(pixel_values.shape[1:]) != expected:
             raise ValueError(
@@ -420,6 +432,7 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
     def forward(
         self,
         pixel_values: torch.FloatTensor | None = None,
+        pixel_mask: torch.LongTensor | None = None,
         decoder_input_ids: torch.LongTensor | None = None,
         decoder_attention_mask: torch.BoolTensor | None = None,
         encoder_outputs: BaseModelOutput | tuple | None = None,
@@ -433,7 +446,9 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
     ) -> TrOCRCharBertSeq2SeqLMOutput:
         """
         Args:
-            pixel_values: `(batch, channels, height, width)` at the encoder's image size.
+            pixel_values: `(batch, channels, height, width)`: at the encoder's image size (ViT), or lines padded to
+                one width (the convolutional line encoder).
+            pixel_mask: `(batch, height, width)`, 1 on real pixels (the line encoder only; a ViT has no padding).
             decoder_input_ids: `(batch, length)`; made from `labels` (shifted right) when not given.
             labels: `(batch, length)` target ids, -100 on padding.
             encoder_outputs, past_key_values, use_cache: as in `VisionEncoderDecoderModel`.
@@ -445,15 +460,20 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
             if pixel_values is None:
                 raise ValueError("Give pixel_values or encoder_outputs.")
             self.check_pixel_values(pixel_values)
-            encoder_outputs = self.encoder(
-                pixel_values=pixel_values,
-                output_attentions=output_attentions,
-                output_hidden_states=output_hidden_states,
-                **encoder_kwargs,
-            )
+            if self.config.reads_lines:
+                encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
+            else:
+                encoder_outputs = self.encoder(
+                    pixel_values=pixel_values,
+                    output_attentions=output_attentions,
+                    output_hidden_states=output_hidden_states,
+                    **encoder_kwargs,
+                )
         elif isinstance(encoder_outputs, tuple):
-            encoder_outputs = BaseModelOutput(*encoder_outputs)
+            encoder_outputs = (RecognizerEncoderOutput if self.config.reads_lines else BaseModelOutput)(*encoder_outputs)
         encoder_hidden_states = encoder_outputs[0]
+        # The line encoder's columns that are not padding; a ViT's patches are all real.
+        encoder_attention_mask = getattr(encoder_outputs, "attention_mask", None)
         if hasattr(self, "enc_to_dec_proj"):
             encoder_hidden_states = self.enc_to_dec_proj(encoder_hidden_states)
         if labels is not None and decoder_input_ids is None:
@@ -462,6 +482,7 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
             input_ids=decoder_input_ids,
             attention_mask=decoder_attention_mask,
             encoder_hidden_states=encoder_hidden_states,
+            encoder_attention_mask=encoder_attention_mask,
             past_key_values=past_key_values,
             use_cache=use_cache,
             output_attentions=output_attentions,
@@ -485,8 +506,8 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
             decoder_attentions=decoder_outputs.attentions,
             cross_attentions=decoder_outputs.cross_attentions,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
-            encoder_hidden_states=encoder_outputs.hidden_states,
-            encoder_attentions=encoder_outputs.attentions,
+            encoder_hidden_states=getattr(encoder_outputs, "hidden_states", None),
+            encoder_attentions=getattr(encoder_outputs, "attentions", None),
         )
 
     @classmethod
@@ -496,14 +517,22 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
         charbert_name_or_path: str,
         frozen_modules: list[str] | tuple[str, ...] = (),
         max_target_length: int | None = None,
+        trust_remote_code: bool = False,
         **decoder_kwargs,
     ) -> "TrOCRCharBertForTextRecognition":
-        """The composite from a TrOCR checkpoint (a transformers `VisionEncoderDecoderModel` folder or Hub
-        id) and a CharBERT checkpoint (textrec format; `convert_charbert_checkpoint` converts the
-        release). CharBERT is made causal (causal attention, per-token character GRUs): its weights
-        load as they are. `decoder_kwargs` are `TrOCRCharBertDecoderConfig` arguments (layout, combine,
-        transforms, alignment weight); the transforms and combine start from their initialisation."""
-        trocr = VisionEncoderDecoderModel.from_pretrained(trocr_name_or_path)
+        """The composite from a TrOCR checkpoint and a CharBERT checkpoint (textrec format;
+        `convert_charbert_checkpoint` converts the release). The TrOCR checkpoint is a folder or Hub id of
+        transformers' `VisionEncoderDecoderModel` (ViT, DeiT or BEiT + TrOCR) or of textrec's `--model trocr`
+        (the convolutional line encoder + TrOCR; its CTC head, if any, is not part of the composite, which reads
+        with its decoder); `trust_remote_code` loads the latter where textrec is not imported. CharBERT is made
+        causal (causal attention, per-token character GRUs): its weights load as they are. `decoder_kwargs` are
+        `TrOCRCharBertDecoderConfig` arguments (layout, combine, transforms, alignment weight); the transforms
+        and combine start from their initialisation."""
+        trocr = AutoModelForImageTextToText.from_pretrained(trocr_name_or_path, trust_remote_code=trust_remote_code)
+        if not isinstance(trocr, VisionEncoderDecoderModel) or not isinstance(trocr.decoder, TrOCRForCausalLM):
+            raise ValueError(
+                f"{trocr_name_or_path} is a {type(trocr).__name__}, not a VisionEncoderDecoderModel with a TrOCR decoder."
+            )
         charbert_config = CharBertConfig.from_pretrained(charbert_name_or_path, causal=True, char_rnn_scope="token")
         charbert = CharBertModel.from_pretrained(charbert_name_or_path, config=charbert_config, add_pooling_layer=False)
         decoder_config = TrOCRCharBertDecoderConfig(trocr=trocr.config.decoder, charbert=charbert_config, **decoder_kwargs)
@@ -515,7 +544,7 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
             encoder=trocr.config.encoder.to_dict(),
             decoder=decoder_config,
             frozen_modules=list(frozen_modules),
-            max_target_length=max_target_length or trocr.generation_config.max_length,
+            max_target_length=max_target_length or getattr(trocr.config, "max_target_length", trocr.generation_config.max_length),
             **token_ids,
         )
         model = cls(config)

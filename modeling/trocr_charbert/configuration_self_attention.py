@@ -1,0 +1,1 @@
+../self_attention/configuration_self_attention.py

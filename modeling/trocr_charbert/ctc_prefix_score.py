@@ -1,0 +1,1 @@
+../common/ctc_prefix_score.py

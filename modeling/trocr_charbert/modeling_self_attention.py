@@ -1,0 +1,1 @@
+../self_attention/modeling_self_attention.py

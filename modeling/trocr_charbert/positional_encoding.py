@@ -1,0 +1,1 @@
+../common/positional_encoding.py

@@ -1,0 +1,1 @@
+../common/transformer_encoder.py
