@@ -21,12 +21,12 @@ the attention picture `figure.png` (see draw_sharp_attention). `--report` writes
 """
 
 import argparse
+import functools
 import json
 import logging
 import shlex
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -35,9 +35,9 @@ from textrec.processing.attention_readout import read_with_attention
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.inference import load_recognizer
 from textrec.processing.metrics import load_metric
-from textrec.processing.training import parse_arguments, train_from_arguments
 
 from .draw_sharp_attention import draw_readout, stack
+from .staged_training import Stage, draw_curves, run_finished, run_summary, session_deadline, train_stages
 
 logger = logging.getLogger("textrec.study")
 
@@ -56,33 +56,23 @@ def dataset_name(length: int, rotated: bool, mnist_dir: str) -> str:
     return f"mnist-digits:length={length},rotated={str(rotated).lower()},mnist_dir={mnist_dir}"
 
 
-@dataclass(frozen=True)
-class Stage:
-    """One training stage of a run: strings of `length` digits, for `max_steps` steps or until the validation
-    accuracy plateaus (`final`)."""
-
-    length: int
-    max_steps: int
-    final: bool
-
-    @property
-    def folder(self) -> str:
-        return f"length-{self.length}"
+def stages(args, rotated: bool) -> list[Stage]:
+    """`--curriculum_steps` steps at each curriculum length, then the final length until the CER plateaus."""
+    lengths = [*args.curriculum_lengths, args.length]
+    return [
+        Stage(f"length-{length}", dataset_name(length, rotated, args.mnist_dir),
+              args.max_steps if final else args.curriculum_steps, final)
+        for length, final in zip(lengths, [False] * len(args.curriculum_lengths) + [True])
+    ]
 
 
-def stages(args) -> list[Stage]:
-    curriculum = [Stage(length, args.curriculum_steps, final=False) for length in args.curriculum_lengths]
-    return [*curriculum, Stage(args.length, args.max_steps, final=True)]
-
-
-def train_arguments(args, run_dir: Path, stage: Stage, start: Path | None, rotated: bool, attention: str,
-                    minutes: float) -> list[str]:
+def train_arguments(args, run_dir: Path, attention: str, stage: Stage, start: Path | None, minutes: float) -> list[str]:
     overrides = {"attention_type": attention, "context_mode": args.context_mode, "reinforce_weight": args.reinforce_weight}
     arguments = dict(
         model="sharp-attention",
         preset=args.preset,
         config_overrides=json.dumps(overrides),
-        dataset=dataset_name(stage.length, rotated, args.mnist_dir),
+        dataset=stage.dataset,
         eval_split="validation",
         max_eval_samples=args.num_validation,
         charset="0123456789",
@@ -98,7 +88,7 @@ def train_arguments(args, run_dir: Path, stage: Stage, start: Path | None, rotat
         logging_steps=50,
         bf16=args.bf16,
         disable_tqdm=True,
-        output_dir=str(run_dir / stage.folder),
+        output_dir=str(run_dir / stage.name),
         seed=args.seed,
         data_seed=args.seed,
         use_cpu=True,
@@ -113,59 +103,9 @@ def train_arguments(args, run_dir: Path, stage: Stage, start: Path | None, rotat
     return [f"--{key}={value}" for key, value in arguments.items()]
 
 
-def log_history(stage_dir: Path) -> list[dict]:
-    """The stage's log history: its final state, else its last checkpoint's (an interrupted stage)."""
-    states = [stage_dir / "trainer_state.json"]
-    states += sorted(stage_dir.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))[::-1]
-    for state in states:
-        if state.is_file():
-            return json.loads(state.read_text())["log_history"]
-    return []
-
-
-def evaluations(history: list[dict]) -> list[dict]:
-    """The evaluations made while training: not the one after its end (of the best model, again)."""
-    ends = [index for index, entry in enumerate(history) if "train_runtime" in entry]
-    return [entry for entry in history[: ends[-1] if ends else None] if ACCURACY in entry]
-
-
-def stage_finished(stage_dir: Path, stage: Stage, patience: int) -> bool:
-    """Trained to its step count, or (the final stage) `patience` evaluations without a lower validation CER, as
-    the early stopping of its training decides."""
-    if not (stage_dir / "trainer_state.json").is_file():
-        return False
-    state = json.loads((stage_dir / "trainer_state.json").read_text())
-    if state["global_step"] >= stage.max_steps:
-        return True
-    if not stage.final:
-        return False
-    scores = [entry[f"eval_{PLATEAU_METRIC}"] for entry in evaluations(state["log_history"])]
-    best = min(range(len(scores)), key=scores.__getitem__, default=None)
-    return best is not None and len(scores) - 1 - best >= patience
-
-
-def train_run(args, run_dir: Path, rotated: bool, attention: str, deadline: float) -> bool:
-    """Trains the run's stages in order as far as the session allows; True when all have finished."""
-    start = None
-    for stage in stages(args):
-        stage_dir = run_dir / stage.folder
-        if not stage_finished(stage_dir, stage, args.patience):
-            minutes = (deadline - time.monotonic()) / 60
-            if minutes <= 0:
-                return False
-            logger.info("%s: training %s for up to %.0f minutes", run_dir.name, stage.folder, minutes)
-            train_from_arguments(
-                *parse_arguments(train_arguments(args, run_dir, stage, start, rotated, attention, minutes))
-            )
-            if not stage_finished(stage_dir, stage, args.patience):
-                return False
-        start = stage_dir
-    return True
-
-
 def evaluate_run(args, run_dir: Path, rotated: bool, attention: str) -> dict:
-    final = stages(args)[-1]
-    model_dir = run_dir / final.folder
+    run_stages = stages(args, rotated)
+    model_dir = run_dir / run_stages[-1].name
     model, processor = load_recognizer(str(model_dir))
     test = load_text_recognition_dataset(
         dataset_name(args.length, rotated, args.mnist_dir), split="test", num_samples=args.num_test, seed=args.seed
@@ -180,11 +120,8 @@ def evaluate_run(args, run_dir: Path, rotated: bool, attention: str) -> dict:
     entropy = load_metric("attention_entropy").compute(attentions=[r.attention.tolist() for r in readouts])
     panels = [draw_readout(r, processor.image_processor, t) for r, t in zip(readouts[:FIGURE_IMAGES], references)]
     stack(panels).save(run_dir / "figure.png")
-    histories = {stage.folder: log_history(run_dir / stage.folder) for stage in stages(args)}
-    final_history = histories[final.folder]
-    final_steps = max(entry["step"] for entry in final_history)
-    final_cpu_minutes = max(entry.get("cpu_minutes", 0) for entry in final_history)
-    best = min(evaluations(final_history), key=lambda entry: entry[f"eval_{PLATEAU_METRIC}"])
+    summary = run_summary(run_dir, run_stages, PLATEAU_METRIC)
+    best = summary["best"]
     return {
         "length": args.length,
         "digits": "rotated" if rotated else "normal",
@@ -193,9 +130,9 @@ def evaluate_run(args, run_dir: Path, rotated: bool, attention: str) -> dict:
         "mean_attention_entropy": entropy["mean_attention_entropy"],
         "best_validation_accuracy": best[ACCURACY],
         "best_step": best["step"],
-        "training_steps": sum(max((e["step"] for e in h), default=0) for h in histories.values()),
-        "cpu_minutes": sum(max((e.get("cpu_minutes", 0) for e in h), default=0) for h in histories.values()),
-        "steps_per_cpu_second": final_steps / (60 * final_cpu_minutes) if final_cpu_minutes else None,
+        "training_steps": summary["training_steps"],
+        "cpu_minutes": summary["cpu_minutes"],
+        "steps_per_cpu_second": summary["steps_per_cpu_second"],
         "test_images": len(references),
         "test_images_per_second": len(references) / seconds,
     }
@@ -216,36 +153,6 @@ def results_table(results: list[dict]) -> str:
             f"{paper_cell} | {r['training_steps']:,} ({r['best_step']:,}) | {r['cpu_minutes']:.1f} | {speed} |"
         )
     return "\n".join(lines)
-
-
-def draw_curves(args, run_dirs: list[Path], path: Path) -> None:
-    """Validation word accuracy against the run's total step, one line per run, stage boundaries dashed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(8, 4.5))
-    for run_dir in run_dirs:
-        offset, steps, scores = 0, [], []
-        for stage in stages(args):
-            history = log_history(run_dir / stage.folder)
-            steps += [offset + e["step"] for e in evaluations(history)]
-            scores += [100 * e[ACCURACY] for e in evaluations(history)]
-            offset += max((e["step"] for e in history), default=0)
-        if steps:
-            axes.plot(steps, scores, marker=".", label=run_dir.name)
-    boundary = 0
-    for stage in stages(args)[:-1]:
-        boundary += stage.max_steps
-        axes.axvline(boundary, color="grey", linestyle="--", linewidth=0.8)
-    axes.set(xlabel="training step (curriculum stages dashed)", ylabel="validation word accuracy (%)",
-             title=f"Validation word accuracy while training ({args.num_validation} strings of the stage's length)")
-    axes.grid(True, alpha=0.3)
-    axes.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -283,25 +190,33 @@ def run(argv: list[str] | None = None) -> list[dict]:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     torch.set_num_threads(args.threads)
     output_dir = Path(args.output_dir)
-    deadline = time.monotonic() + 60 * args.session_minutes
-    results, run_dirs, unfinished = [], [], []
+    deadline = session_deadline(args.session_minutes)
+    results, run_dirs, unfinished = [], {}, []
     for digits in args.digits:
         for attention in args.attention:
             run_dir = output_dir / f"l{args.length}-{digits}-{attention}"
-            run_dirs.append(run_dir)
+            run_dirs[run_dir.name] = run_dir
             result_file = run_dir / "study_result.json"
             rotated = digits == "rotated"
+            run_stages = stages(args, rotated)
             if not result_file.exists():
-                finished = all(stage_finished(run_dir / s.folder, s, args.patience) for s in stages(args))
+                finished = run_finished(run_dir, run_stages, args.patience, PLATEAU_METRIC)
                 if not finished and not args.report:
-                    finished = train_run(args, run_dir, rotated, attention, deadline)
+                    finished = train_stages(
+                        run_dir, run_stages, functools.partial(train_arguments, args, run_dir, attention), deadline,
+                        args.patience, PLATEAU_METRIC,
+                    )
                 if not finished:
                     unfinished.append(run_dir.name)
                     continue
                 result_file.write_text(json.dumps(evaluate_run(args, run_dir, rotated, attention), indent=2))
             results.append(json.loads(result_file.read_text()))
             logger.info("%s: %s", run_dir.name, results[-1])
-    draw_curves(args, run_dirs, output_dir / "curves.png")
+    draw_curves(
+        run_dirs, stages(args, rotated=False), ACCURACY.removeprefix("eval_"), "validation word accuracy (%)",
+        f"Validation word accuracy while training ({args.num_validation} strings of the stage's length)",
+        output_dir / "curves.png",
+    )
     command = "python -m textrec.scripts.benchmarks.study_sharp_attention " + shlex.join(argv)
     report = f"{results_table(results)}\n\nCommand: `{command}`\n"
     if unfinished:

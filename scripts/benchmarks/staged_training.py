@@ -1,0 +1,157 @@
+"""Training in stages that resume across sessions, for the paper studies: a curriculum of easier data first (each
+stage starting from the previous stage's model), then a final stage trained until its validation metric has
+stopped improving.
+
+Every stage is one textrec-train run in its own folder (`<run_dir>/<stage.name>`), saving checkpoints as it goes,
+so that the same command run again (in the next session) resumes it: `train_stages` skips finished stages, resumes
+the unfinished one from its last checkpoint and stops when the session's time is spent. A stage has finished when
+it reached its step count or, the final one, when `patience` evaluations have passed without a better validation
+metric (the early stopping of its training decides; the check here reads the same log history).
+"""
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from textrec.processing.training import parse_arguments, train_from_arguments
+
+logger = logging.getLogger("textrec.study")
+
+TRAIN_END = "train_runtime"
+"""The log entry that closes a training run; the evaluation after it is of the best model, again."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One training stage of a run: `dataset` (textrec-train's `--dataset`) for `max_steps` steps, or, the `final`
+    stage, until its validation metric plateaus (at most `max_steps`). `name` is its folder in the run."""
+
+    name: str
+    dataset: str
+    max_steps: int
+    final: bool
+
+
+def log_history(stage_dir: Path) -> list[dict]:
+    """The stage's log history: its final state, else its last checkpoint's (an interrupted stage)."""
+    states = [stage_dir / "trainer_state.json"]
+    states += sorted(stage_dir.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))[::-1]
+    for state in states:
+        if state.is_file():
+            return json.loads(state.read_text())["log_history"]
+    return []
+
+
+def evaluations(history: list[dict], metric: str) -> list[dict]:
+    """The evaluations (entries with `eval_<metric>`) made while training, not the one after its end."""
+    ends = [index for index, entry in enumerate(history) if TRAIN_END in entry]
+    return [entry for entry in history[: ends[-1] if ends else None] if f"eval_{metric}" in entry]
+
+
+def best_evaluation(history: list[dict], metric: str, greater_is_better: bool = False) -> dict | None:
+    scored = evaluations(history, metric)
+    if not scored:
+        return None
+    pick = max if greater_is_better else min
+    return pick(scored, key=lambda entry: entry[f"eval_{metric}"])
+
+
+def stage_finished(stage_dir: Path, stage: Stage, patience: int, metric: str, greater_is_better: bool = False) -> bool:
+    """Trained to its step count, or (the final stage) `patience` evaluations without a better `metric`."""
+    if not (stage_dir / "trainer_state.json").is_file():
+        return False
+    state = json.loads((stage_dir / "trainer_state.json").read_text())
+    if state["global_step"] >= stage.max_steps:
+        return True
+    if not stage.final:
+        return False
+    scores = [entry[f"eval_{metric}"] for entry in evaluations(state["log_history"], metric)]
+    if not scores:
+        return False
+    pick = max if greater_is_better else min
+    best = scores.index(pick(scores))
+    return len(scores) - 1 - best >= patience
+
+
+def run_finished(run_dir: Path, stages: list[Stage], patience: int, metric: str, greater_is_better: bool = False) -> bool:
+    return all(stage_finished(run_dir / stage.name, stage, patience, metric, greater_is_better) for stage in stages)
+
+
+def train_stages(
+    run_dir: Path,
+    stages: list[Stage],
+    stage_arguments: Callable[[Stage, Path | None, float], list[str]],
+    deadline: float,
+    patience: int,
+    metric: str,
+    greater_is_better: bool = False,
+) -> bool:
+    """Trains the run's stages in order as far as the session allows (`deadline`, a `time.monotonic()` value); True
+    when all have finished. `stage_arguments(stage, start, minutes)` gives the stage's textrec-train arguments:
+    `start` is the previous stage's model folder (None for the first stage), `minutes` the time left."""
+    start = None
+    for stage in stages:
+        stage_dir = run_dir / stage.name
+        if not stage_finished(stage_dir, stage, patience, metric, greater_is_better):
+            minutes = (deadline - time.monotonic()) / 60
+            if minutes <= 0:
+                return False
+            logger.info("%s: training %s for up to %.0f minutes", run_dir.name, stage.name, minutes)
+            train_from_arguments(*parse_arguments(stage_arguments(stage, start, minutes)))
+            if not stage_finished(stage_dir, stage, patience, metric, greater_is_better):
+                return False
+        start = stage_dir
+    return True
+
+
+def run_summary(run_dir: Path, stages: list[Stage], metric: str, greater_is_better: bool = False) -> dict:
+    """Steps and CPU minutes of the whole run, the final stage's steps per CPU-second, and its best evaluation."""
+    histories = [log_history(run_dir / stage.name) for stage in stages]
+    final = histories[-1]
+    final_steps = max((entry["step"] for entry in final), default=0)
+    final_cpu_minutes = max((entry.get("cpu_minutes", 0) for entry in final), default=0)
+    return {
+        "training_steps": sum(max((entry["step"] for entry in history), default=0) for history in histories),
+        "cpu_minutes": sum(max((entry.get("cpu_minutes", 0) for entry in history), default=0) for history in histories),
+        "steps_per_cpu_second": final_steps / (60 * final_cpu_minutes) if final_cpu_minutes else None,
+        "best": best_evaluation(final, metric, greater_is_better),
+    }
+
+
+def draw_curves(runs: dict[str, Path], stages: list[Stage], metric: str, ylabel: str, title: str, path: Path,
+                scale: float = 100.0) -> None:
+    """`eval_<metric>` (times `scale`) against the run's total step, one line per run; the curriculum's stage
+    boundaries dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    for label, run_dir in runs.items():
+        offset, steps, scores = 0, [], []
+        for stage in stages:
+            history = log_history(run_dir / stage.name)
+            steps += [offset + entry["step"] for entry in evaluations(history, metric)]
+            scores += [scale * entry[f"eval_{metric}"] for entry in evaluations(history, metric)]
+            offset += max((entry["step"] for entry in history), default=0)
+        if steps:
+            axes.plot(steps, scores, marker=".", label=label)
+    boundary = 0
+    for stage in stages[:-1]:
+        boundary += stage.max_steps
+        axes.axvline(boundary, color="grey", linestyle="--", linewidth=0.8)
+    axes.set(xlabel="training step (curriculum stages dashed)", ylabel=ylabel, title=title)
+    axes.grid(True, alpha=0.3)
+    if runs:
+        axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def session_deadline(minutes: float) -> float:
+    return time.monotonic() + 60 * minutes
