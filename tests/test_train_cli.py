@@ -153,6 +153,21 @@ def test_fine_tuning_with_another_charset_resets_only_embedding_and_head(trained
     assert all(torch.equal(before[name], after[name]) for name in before if name not in resized and "running" not in name and "num_batches" not in name)
 
 
+def test_fine_tuning_trains_the_saved_models_architecture_and_refuses_another(trained_folder, tmp_path):
+    """Without --model the saved model's architecture is the one trained (its weights all load); a --model that
+    disagrees with the folder is an error, not a model silently started afresh."""
+    from textrec.processing.training import arguments as training_arguments
+
+    with pytest.raises(ValueError, match="--model crnn does not match --model_name_or_path .* a self-attention model"):
+        training_arguments.resolve_architecture("crnn", str(trained_folder))
+    assert training_arguments.resolve_architecture(None, str(trained_folder)) == "self-attention"
+    assert training_arguments.resolve_architecture(None, None) == training_arguments.DEFAULT_ARCHITECTURE
+    arguments = [a for a in tiny_run_arguments(tmp_path / "crnn", max_steps=1) if not a.startswith("--model=")]
+    assert training_arguments.requested_architecture([*arguments, f"--model_name_or_path={trained_folder}"]).name == "self-attention"
+    with pytest.raises(ValueError, match="does not match"):
+        train_cli.run([*arguments, "--model=crnn", f"--model_name_or_path={trained_folder}"])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("budget", ["--max_train_minutes=0.001", "--max_train_cpu_minutes=0.001"])
 def test_time_budget_stops_training_early_with_a_saved_model(tmp_path, budget):

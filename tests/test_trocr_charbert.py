@@ -392,22 +392,48 @@ def test_textrec_train_trains_saves_and_the_folder_loads_without_textrec(tmp_pat
 
 
 @pytest.mark.slow
-def test_study_script_trains_reads_and_reports_every_system(tmp_path):
+def test_study_fine_tunes_every_system_from_one_trocr_and_resumes(tmp_path):
+    """The thesis protocol end to end at toy sizes: a trained `--model trocr` folder reads the held-out lines, its
+    confusions drive CharBERT's pre-training, and plain TrOCR and a composite are fine-tuned from it; a session too
+    short to fine-tune leaves them unfinished (and says so), the same command then finishes and reports."""
+    from textrec.scripts import train as train_cli
     from textrec.scripts.benchmarks import study_trocr_charbert
 
-    systems = ["trocr", "trocr-charbert-linear"]
-    results = study_trocr_charbert.run(
-        ["--preset", "tiny", "--systems", *systems, "--cpu_minutes", "0.01", "--train_samples", "32",
-         "--test_samples", "4", "--max_chars", "6", "--image_width", "64", "--max_target_length", "8",
-         "--num_beams", "2", "--output_dir", str(tmp_path)]
-    )
-    assert list(results) == systems
-    for record in results.values():
-        assert record["training"]["steps"] >= 1
-        assert 0 <= record["beam_changed"] <= 1 and record["greedy"]["lines_per_second"] > 0
-    assert results["trocr-charbert-linear"]["training"]["parameters"] > results["trocr"]["training"]["parameters"]
-    table = (tmp_path / "table.md").read_text()
-    assert all(f"| {name} |" in table for name in systems)
+    from .charbert_fixtures import FORTUNES
+    from .test_train_cli import tiny_run_arguments
+
+    if not FORTUNES.exists():
+        pytest.skip("Debian's fortunes package is not installed (scripts/setup.sh installs it)")
+    trocr = tmp_path / "trocr"
+    train_cli.run([a.replace("--model=self-attention", "--model=trocr").replace("--max_target_length=48", "--max_target_length=96")
+                   for a in tiny_run_arguments(trocr, max_steps=2)])
+    systems = ["trocr", "trocr-charbert-conv"]
+    arguments = [
+        f"--trocr={trocr}", f"--output_dir={tmp_path / 'study'}", "--systems", *systems, f"--corpus={FORTUNES}",
+        "--charbert_preset=tiny", "--charbert_steps=2",
+        "--charbert_arguments=--max_train_samples=64 --eval_samples=16 --vocab_size=300 --word_vocab_size=200 "
+        "--max_seq_length=48 --per_device_train_batch_size=8 --config_overrides='{\"char_rnn_scope\": \"token\"}'",
+        "--confusion_samples=8", "--num_train=32", "--num_validation=4", "--num_test=4", "--max_steps=2",
+        "--eval_steps=1", "--patience=1", "--batch_size=8", "--num_beams=2", "--threads=1",
+    ]
+    first = study_trocr_charbert.run([*arguments, "--session_minutes=0.02"])
+    assert first["systems"] == {} and "start" in first
+    report = (tmp_path / "study" / "results.md").read_text()
+    assert "Still training" in report
+
+    results = study_trocr_charbert.run(arguments)
+    assert (tmp_path / "study" / "confusion.json").is_file()
+    assert results["charbert"]["steps"] == 2 and 0 <= results["charbert"]["nlm_majority_accuracy"] <= 1
+    assert list(results["systems"]) == systems
+    for record in results["systems"].values():
+        assert 1 <= record["training"]["training_steps"] <= 2
+        assert 0 <= record["reading"]["beam_changed"] <= 1 and record["reading"]["greedy"]["lines_per_second"] > 0
+    assert results["systems"]["trocr-charbert-conv"]["reading"]["parameters"] > results["systems"]["trocr"]["reading"]["parameters"]
+    composite = TrOCRCharBertForTextRecognition.from_pretrained(tmp_path / "study" / "trocr-charbert-conv" / "finetune")
+    assert composite.config.reads_lines and composite.config.frozen_modules == ["charbert"]
+    table = (tmp_path / "study" / "results.md").read_text()
+    assert all(f"| {name} |" in table for name in ["start (no fine-tuning)", *systems])
+    assert "Still training" not in table
 
 
 def test_corrector_decoding_benchmark_times_the_three_systems_on_equal_work():

@@ -5,18 +5,23 @@ program can build the three dataclasses itself and hand them to `train_from_argu
 import json
 from dataclasses import dataclass, field
 
-from transformers import HfArgumentParser, Seq2SeqTrainingArguments
+from transformers import HfArgumentParser, PretrainedConfig, Seq2SeqTrainingArguments
+
+from textrec.processing.inference import check_model_source
 
 from .architectures import SPECS, ArchitectureSpec, get_spec
+
+DEFAULT_ARCHITECTURE = "self-attention"
 from .trainer import CpuTrainingDefaults
 
 
 @dataclass
 class ModelArguments:
-    model: str = field(
-        default="self-attention",
+    model: str | None = field(
+        default=None,
         metadata={
-            "help": "Architecture to train (CharBERT pre-training has its own command, textrec-pretrain-charbert).",
+            "help": "Architecture to train (default: with --model_name_or_path, the saved model's own; else "
+            f"{DEFAULT_ARCHITECTURE}). CharBERT pre-training has its own command, textrec-pretrain-charbert.",
             "choices": sorted(SPECS),
         },
     )
@@ -141,18 +146,37 @@ class TextrecTrainingArguments(CpuTrainingDefaults, Seq2SeqTrainingArguments):
             )
 
 
+def resolve_architecture(model: str | None, model_name_or_path: str | None) -> str:
+    """The `--model` a run trains: with `--model_name_or_path`, the saved model's architecture (read from its
+    configuration's `model_type`; `--model`, if given, must agree, or the weights would load into another
+    architecture and silently start afresh); else `--model`, by default `DEFAULT_ARCHITECTURE`."""
+    if not model_name_or_path:
+        return model or DEFAULT_ARCHITECTURE
+    source = check_model_source(model_name_or_path)
+    model_type = PretrainedConfig.get_config_dict(source)[0].get("model_type")
+    saved = next((name for name, spec in SPECS.items() if spec.config_class.model_type == model_type), None)
+    if saved is None:
+        raise ValueError(f"{model_name_or_path} holds a {model_type!r} model, which textrec-train does not train.")
+    if model is not None and model != saved:
+        raise ValueError(f"--model {model} does not match --model_name_or_path {model_name_or_path}, a {saved} model.")
+    return saved
+
+
 def requested_architecture(argv: list[str]) -> ArchitectureSpec:
-    """The architecture (with its preset's changes) that `argv` asks for: `--model` and `--preset` read first,
-    so that the architecture's recipe can set the defaults of the full parse. An unknown `--model` is left
-    to the full parse to report."""
+    """The architecture (with its preset's changes) that `argv` asks for: `--model`, `--model_name_or_path` and
+    `--preset` read first, so that the architecture's recipe can set the defaults of the full parse. An unknown
+    `--model` is left to the full parse to report."""
     if len(argv) == 1 and argv[0].endswith(".json"):
         with open(argv[0]) as file:
             values = json.load(file)
-        model, preset = values.get("model", ModelArguments.model), values.get("preset", ModelArguments.preset)
+        model, preset = values.get("model"), values.get("preset", ModelArguments.preset)
+        model_name_or_path = values.get("model_name_or_path")
     else:
         known, _ = HfArgumentParser(ModelArguments, add_help=False).parse_known_args(argv)
-        model, preset = known.model, known.preset
-    return get_spec(model).for_preset(preset)
+        model, preset, model_name_or_path = known.model, known.preset, known.model_name_or_path
+    if model is not None and model not in SPECS:
+        model = None  # the full parse reports it
+    return get_spec(resolve_architecture(model, model_name_or_path)).for_preset(preset)
 
 
 def parse_arguments(argv: list[str], spec: ArchitectureSpec | None = None):

@@ -15,6 +15,7 @@ head predicts at the word's first subword). They are logged, and saved with the 
 `pretraining_results.json` (before and after).
 """
 
+import collections
 import json
 import logging
 import os
@@ -87,11 +88,13 @@ class CharBertTrainingArguments(CpuTrainingDefaults, TrainingArguments):
 @torch.no_grad()
 def evaluate_pretraining(model, batches: list[dict]) -> dict[str, float]:
     """MLM and NLM losses (means over labelled tokens), masked-token accuracy, and the NLM correction
-    accuracy over corrupted words (the prediction at a word's first subword), on collated `batches`
+    accuracy over corrupted words (the prediction at a word's first subword) beside that of the best constant
+    answer (`nlm_majority_accuracy`: the most frequent original word among them), on collated `batches`
     that carry `word_index` (see `CharBertPretrainingCollator(return_word_index=True)`)."""
     was_training = model.training
     model.eval()
     totals = dict.fromkeys(("mlm_loss", "mlm_tokens", "mlm_correct", "nlm_loss", "nlm_tokens", "words", "words_correct"), 0.0)
+    original_words = collections.Counter()
     for batch in batches:
         batch = {key: value.to(model.device) for key, value in batch.items()}
         word_index = batch.pop("word_index")
@@ -108,12 +111,15 @@ def evaluate_pretraining(model, batches: list[dict]) -> dict[str, float]:
         totals["words"] += first_subword.sum().item()
         predicted = outputs.word_logits[first_subword].argmax(-1)
         totals["words_correct"] += (predicted == word_labels[first_subword]).sum().item()
+        original_words.update(word_labels[first_subword].tolist())
     model.train(was_training)
     return {
         "mlm_loss": totals["mlm_loss"] / max(totals["mlm_tokens"], 1),
         "mlm_accuracy": totals["mlm_correct"] / max(totals["mlm_tokens"], 1),
         "nlm_loss": totals["nlm_loss"] / max(totals["nlm_tokens"], 1),
         "nlm_accuracy": totals["words_correct"] / max(totals["words"], 1),
+        # The best constant answer: always the most frequent original word among these corrupted words.
+        "nlm_majority_accuracy": max(original_words.values(), default=0) / max(totals["words"], 1),
         "nlm_words": int(totals["words"]),
     }
 
@@ -267,6 +273,6 @@ def pretrain(
 def format_results(results: dict[str, dict[str, float]]) -> str:
     """A Markdown table of the evaluation metrics before and after pre-training."""
     lines = ["| metric | before | after |", "|---|---|---|"]
-    for name in ("mlm_loss", "nlm_loss", "mlm_accuracy", "nlm_accuracy", "nlm_words"):
+    for name in ("mlm_loss", "nlm_loss", "mlm_accuracy", "nlm_accuracy", "nlm_majority_accuracy", "nlm_words"):
         lines.append(f"| {name} | {results['before'][name]:.4g} | {results['after'][name]:.4g} |")
     return "\n".join(lines)

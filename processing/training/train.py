@@ -26,7 +26,7 @@ from textrec.processing.inference import check_model_source
 from textrec.processing.metrics import make_compute_metrics
 
 from .architectures import ArchitectureSpec, get_spec
-from .arguments import DataArguments, ModelArguments, TextrecTrainingArguments
+from .arguments import DataArguments, ModelArguments, TextrecTrainingArguments, resolve_architecture
 from .recipes import TrainingRecipe
 from .trainer import (
     CpuTimeCallback,
@@ -253,7 +253,9 @@ def train_from_arguments(
     if training_args.should_save:
         check_writable_folder(training_args.output_dir)
     set_seed(training_args.seed)
-    spec = spec if spec is not None else get_spec(model_args.model).for_preset(model_args.preset)
+    if spec is None:
+        architecture = resolve_architecture(model_args.model, model_args.model_name_or_path)
+        spec = get_spec(architecture).for_preset(model_args.preset)
     model, processor = build_recognizer(model_args, spec)
     logger.info("%s model with %s parameters", spec.name, f"{model.num_parameters():,}")
     train_dataset, eval_dataset = load_splits(data_args, training_args, processor)

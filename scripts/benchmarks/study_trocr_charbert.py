@@ -1,217 +1,294 @@
-"""Study: plain TrOCR against the TrOCR–CharBERT composite (each tensor combine), trained from scratch on
-the same line data under the same CPU budget, read with `generate()`.
+"""Study: does CharBERT's correction help a TrOCR that reads? The thesis's protocol on this machine: plain TrOCR
+against the TrOCR–CharBERT composite with each tensor combine, all fine-tuned alike on handwriting-style lines
+from the same trained TrOCR, read greedily and with beam search.
 
-    python -m textrec.scripts.benchmarks.study_trocr_charbert --cpu_minutes 5 --output_dir runs/trocr-charbert-study
+    python -m textrec.scripts.benchmarks.study_trocr_charbert --trocr trocr-lines \
+        --output_dir runs/trocr-charbert-study --session_minutes 150
 
-Every system has the same ViT encoder and TrOCR decoder (sizes of `TrOCRCharBertConfig`'s `--preset`,
-the same initial weights for those parts: both are built from the same seed in the same order); the
-composites add the CharBERT corrector with the `add`, `mean`, `linear` or `conv` combine. Pretrained
-TrOCR and CharBERT weights cannot be downloaded here, so everything starts from scratch.
+Phases, each resumable (a finished phase is skipped; an unfinished training resumes from its checkpoint), so the
+study may span sessions: `--session_minutes` bounds the training time of one invocation.
 
-Phases (each logs a line; loops show progress bars):
-1. Data: synthetic print lines (`--dataset`), split `train` (augmented) for training and split `test`
-   (clean) for reading; labels longer than `--max_target_length` are dropped.
-2. Training, one system after the other: AdamW with a linear warm-up then a constant learning rate,
-   the same batches in the same order, stopped when the process has used `--cpu_minutes` of CPU time
-   (`TimeBudgetCallback`, clock "cpu"; run it on an otherwise quiet machine).
-3. Reading the test lines with `generate()`: greedy (CER/WER, lines per second) and beam search of
-   `--num_beams` (CER/WER, and the share of lines whose text differs from greedy's: the thesis's question
-   whether beam search output changes with the corrector present).
-4. A markdown table (printed, `table.md`), every number in `results.json`, predictions in
-   `predictions.json`.
+1. The starting TrOCR (`--trocr`: a released name such as `trocr-lines`, or a `--model trocr` folder) reads the
+   held-out handwriting-style test lines with its decoder: the comparison is only meaningful if it reads
+   (the issue's bar: CER under 10%).
+2. Its confusion matrix on `--confusion_samples` validation lines (`confusion.json`).
+3. CharBERT pre-trained on `--corpus` (Debian's fortunes) with MLM and the noisy LM, the noise drawn from that
+   confusion matrix (`textrec-pretrain-charbert`'s path), `--charbert_steps` steps. Its NLM correction accuracy is
+   reported beside the best constant answer (the most frequent original word among the corrupted ones).
+4. Fine-tuning, one textrec-train run per system from the same start: `trocr` is the starting TrOCR with its CTC
+   head removed (so that every system learns from the same cross-entropy), `trocr-charbert-<combine>` is
+   `from_trocr_and_charbert(TrOCR, CharBERT, combine, frozen_modules)`. The same data in the same order, AdamW with
+   a warm-up then a constant rate, an evaluation every `--eval_steps` and early stopping on the validation CER
+   (`--patience`), at most `--max_steps`.
+5. Every fine-tuned system (and the start) reads `--num_test` held-out lines greedily and with beam search of
+   `--num_beams`: CER, WER, the share of lines beam search changes, lines per second. `results.md` has the table
+   beside the thesis's numbers (George Washington: TrOCR CER 4.78 / WER 14.44, the best composite 5.88 / 12.84),
+   `results.json` every number, `predictions.json` the texts.
 """
 
 import argparse
 import json
 import logging
+import shlex
+import sys
 import time
 from pathlib import Path
 
 import torch
-from transformers import TrOCRForCausalLM, ViTModel, VisionEncoderDecoderModel
+from transformers import AutoProcessor
 
-from textrec.modeling import TrOCRCharBertConfig, TrOCRCharBertForTextRecognition
-from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
+from textrec.modeling import TrOCRCharBertForTextRecognition, TrOCRForTextRecognition
 from textrec.processing.data import load_text_recognition_dataset
-from textrec.processing.data.collator import check_labels
-from textrec.processing.inference import recognize
+from textrec.processing.data.confusion import ConfusionMatrix
+from textrec.processing.inference import check_model_source, load_recognizer, recognize
 from textrec.processing.metrics import evaluate_texts
-from textrec.processing.training import TextrecTrainingArguments, special_token_ids, train
-from textrec.processing.training.architectures import TROCR_LINE_IMAGES, TROCR_LINE_SIZE
+from textrec.processing.training import charbert as charbert_pretraining
+
+from .staged_training import Stage, run_finished, run_summary, session_deadline, train_stages
 
 logger = logging.getLogger("textrec.study")
 
 PLAIN = "trocr"
 COMBINES = ("add", "mean", "linear", "conv")
 SYSTEMS = (PLAIN, *(f"trocr-charbert-{combine}" for combine in COMBINES))
+START = "start (no fine-tuning)"
+PLATEAU_METRIC = "cer"
+TRAIN_LINES = "synthetic-lines-handwriting:max_chars=80"
+HELD_OUT_LINES = "synthetic-lines-handwriting:min_chars=15,max_chars=80,augment=false"
+THESIS = {
+    # George Washington, the thesis's table: CER and WER (%) of fine-tuned TrOCR and of the best composite.
+    PLAIN: (4.78, 14.44),
+    "best composite": (5.88, 12.84),
+}
+READABLE_CER = 0.10
+"""The issue's bar for a TrOCR that reads: a held-out CER under 10% before the comparison."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cpu_minutes", type=float, default=5.0, help="CPU-time budget of each system's training.")
+    parser.add_argument("--trocr", default="trocr-lines", help="Released name or folder of a --model trocr checkpoint.")
     parser.add_argument("--output_dir", default="runs/trocr-charbert-study")
     parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
-    parser.add_argument("--preset", choices=sorted(TrOCRCharBertConfig.PRESETS), default="base")
-    parser.add_argument("--dataset", default="synthetic-lines", help="Line data, as textrec-train's --dataset.")
-    parser.add_argument("--max_chars", type=int, default=40, help="Longest synthetic line in characters.")
-    parser.add_argument("--image_width", type=int, default=TROCR_LINE_SIZE["image_width"], help="Width every line is resized to.")
-    parser.add_argument("--train_samples", type=int, default=20_000)
-    parser.add_argument("--test_samples", type=int, default=200)
-    parser.add_argument("--max_target_length", type=int, default=48, help="Longest label in tokens (eos included).")
-    parser.add_argument("--batch_size", type=int, default=32)
-    parser.add_argument("--learning_rate", type=float, default=5e-4)
+    parser.add_argument("--frozen_modules", nargs="*", default=["charbert"],
+                        help="Parts of the composites not fine-tuned (TrOCRCharBertConfig.frozen_modules).")
+    parser.add_argument("--corpus", nargs="+", default=["/usr/share/games/fortunes"], help="CharBERT's pre-training text.")
+    parser.add_argument("--charbert_preset", default="small")
+    parser.add_argument("--charbert_steps", type=int, default=3000)
+    parser.add_argument("--charbert_arguments", default="--vocab_size=4000 --word_vocab_size=5000 --max_seq_length=64 "
+                        "--learning_rate=1e-3 --warmup_steps=200 --per_device_train_batch_size=32 "
+                        """--config_overrides='{"char_rnn_scope": "token"}'""",
+                        help="More textrec-pretrain-charbert arguments (by default the per-token character GRU that "
+                        "the corrector runs, causal, in the composite).")
+    parser.add_argument("--confusion_samples", type=int, default=1000)
+    parser.add_argument("--num_train", type=int, default=40_000, help="Fine-tuning lines.")
+    parser.add_argument("--num_validation", type=int, default=200)
+    parser.add_argument("--num_test", type=int, default=200)
+    parser.add_argument("--max_steps", type=int, default=3000, help="Most fine-tuning steps per system.")
+    parser.add_argument("--eval_steps", type=int, default=250)
+    parser.add_argument("--patience", type=int, default=4, help="Evaluations without a lower validation CER that end a run.")
+    parser.add_argument("--learning_rate", type=float, default=2e-4)
     parser.add_argument("--warmup_steps", type=int, default=100)
+    parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--num_beams", type=int, default=4)
+    parser.add_argument("--session_minutes", type=float, default=150.0, help="Training time of this invocation.")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's).")
     parser.add_argument("--seed", type=int, default=0)
     return parser
 
 
-def build_processor(args) -> TextRecognitionProcessor:
-    """Lines resized to the systems' input size (`TROCR_LINE_SIZE`'s height, `--image_width`), as textrec-train
-    reads it from a new trocr-charbert model's configuration."""
-    image_processor = TextRecognitionImageProcessor(
-        **TROCR_LINE_IMAGES, height=TROCR_LINE_SIZE["image_height"], width=args.image_width
-    )
-    return TextRecognitionProcessor(image_processor, build_char_tokenizer(), max_label_length=args.max_target_length)
+def read(model_dir: str, args, images: list, references: list[str]) -> dict:
+    """Greedy and beam-search readings of the held-out lines with the decoder (`generate()`)."""
+    model, processor = load_recognizer(model_dir)
+    readings = {}
+    for name, num_beams in (("greedy", 1), ("beam", args.num_beams)):
+        result = recognize(model, processor, images, batch_size=32, num_beams=num_beams, decoding="attention")
+        readings[name] = {**evaluate_texts(result.texts, references), "lines_per_second": result.lines_per_second,
+                          "texts": result.texts}
+    greedy, beam = readings["greedy"]["texts"], readings["beam"]["texts"]
+    readings["beam_changed"] = sum(a != b for a, b in zip(greedy, beam)) / len(references)
+    readings["parameters"] = model.num_parameters()
+    return readings
 
 
-def composite_config(args, processor, combine: str) -> TrOCRCharBertConfig:
-    tokenizer = processor.tokenizer
-    return TrOCRCharBertConfig.from_preset(
-        args.preset,
-        vocab_size=len(tokenizer),
-        image_height=TROCR_LINE_SIZE["image_height"],
-        image_width=args.image_width,
-        max_target_length=args.max_target_length,
-        **special_token_ids(tokenizer),
-        combine=combine,
-    )
+def build_confusions(trocr: str, args, path: Path) -> None:
+    model, processor = load_recognizer(trocr)
+    lines = load_text_recognition_dataset(HELD_OUT_LINES, split="validation", num_samples=args.confusion_samples, seed=args.seed)
+    result = recognize(model, processor, list(lines["image"]), batch_size=32, decoding="attention")
+    ConfusionMatrix.from_texts(list(lines["text"]), result.texts).save(path)
 
 
-def build_system(name: str, args, processor):
-    """A new model of the study; the encoder and TrOCR decoder come first from the same seed in every system."""
-    config = composite_config(args, processor, "add" if name == PLAIN else name.rsplit("-", 1)[1])
-    torch.manual_seed(args.seed)
-    if name != PLAIN:
-        return TrOCRCharBertForTextRecognition(config)
-    encoder = ViTModel(config.encoder, add_pooling_layer=False)
-    decoder = TrOCRForCausalLM(config.decoder.trocr)
-    model = VisionEncoderDecoderModel(encoder=encoder, decoder=decoder)
-    for token in ("decoder_start_token_id", "pad_token_id", "eos_token_id"):
-        setattr(model.config, token, getattr(config, token))
-    model.generation_config.decoder_start_token_id = config.decoder_start_token_id
-    model.generation_config.pad_token_id = config.pad_token_id
-    model.generation_config.eos_token_id = config.eos_token_id
-    model.generation_config.max_new_tokens = config.max_target_length
-    return model
+def pretrain_charbert(args, confusions: Path, output_dir: Path, minutes: float) -> None:
+    arguments = [
+        f"--preset={args.charbert_preset}", "--corpus", *args.corpus, f"--confusion_matrix={confusions}",
+        f"--max_steps={args.charbert_steps}", f"--max_train_minutes={minutes}", f"--output_dir={output_dir}",
+        "--eval_steps=500", "--save_steps=500", "--save_total_limit=2", "--logging_steps=100", "--disable_tqdm=true",
+        f"--seed={args.seed}", *shlex.split(args.charbert_arguments),
+    ]
+    charbert_pretraining.pretrain(*charbert_pretraining.parse_arguments(arguments))
 
 
-def train_system(model, name: str, args, processor, train_dataset, output_dir: Path) -> dict:
-    """Trains one system through textrec's `train` for the study's CPU budget (no evaluation during training:
-    the study reads its test lines afterwards)."""
-    training_args = TextrecTrainingArguments(
-        output_dir=str(output_dir / name),
-        per_device_train_batch_size=args.batch_size,
+def charbert_summary(output_dir: Path) -> dict:
+    """The pre-training's held-out numbers, with the best constant answer to the noisy LM for comparison."""
+    results = json.loads((output_dir / charbert_pretraining.RESULTS_FILE).read_text())
+    return {"steps": results["steps"], **{key: results["after"][key] for key in
+            ("mlm_accuracy", "nlm_accuracy", "nlm_majority_accuracy", "nlm_words")}}
+
+
+def prepare_start(system: str, trocr: str, charbert: Path, args, folder: Path) -> None:
+    """The system's starting model and the TrOCR's processor in `folder`."""
+    if system == PLAIN:
+        model = TrOCRForTextRecognition.from_pretrained(trocr)
+        model.config.ctc_loss_weight = 0.0
+        model.ctc_head = None
+    else:
+        model = TrOCRCharBertForTextRecognition.from_trocr_and_charbert(
+            trocr, str(charbert), combine=system.rsplit("-", 1)[1], frozen_modules=args.frozen_modules
+        )
+    model.generation_config.decoding = "attention"  # neither has a CTC head
+    model.save_pretrained(folder)
+    AutoProcessor.from_pretrained(trocr).save_pretrained(folder)
+
+
+def finetune_arguments(args, run_dir: Path, start: Path, stage: Stage, previous: Path | None, minutes: float) -> list[str]:
+    arguments = dict(
+        model_name_or_path=str(start),
+        dataset=stage.dataset,
+        max_train_samples=args.num_train,
+        eval_dataset=HELD_OUT_LINES,
+        eval_split="validation",
+        max_eval_samples=args.num_validation,
+        max_target_length=96,
+        max_image_width=1024,
         learning_rate=args.learning_rate,
         warmup_steps=args.warmup_steps,
         lr_scheduler_type="constant_with_warmup",
-        max_steps=1_000_000,  # the CPU budget stops training
-        max_train_cpu_minutes=args.cpu_minutes,
+        max_steps=stage.max_steps,
+        max_train_minutes=minutes,
+        per_device_train_batch_size=args.batch_size,
+        eval_steps=args.eval_steps,
+        save_steps=args.eval_steps,
+        save_total_limit=2,
         logging_steps=50,
-        save_strategy="no",
-        eval_strategy="no",
-        report_to=[],
+        generation_num_beams=1,
+        early_stopping_patience=args.patience,
+        metric_for_best_model=PLATEAU_METRIC,
+        disable_tqdm=True,
+        output_dir=str(run_dir / stage.name),
         seed=args.seed,
         data_seed=args.seed,
         use_cpu=True,
-        remove_unused_columns=False,
-        dataloader_num_workers=0,
     )
-    start = time.perf_counter()
-    card_details = dict(
-        architecture=name,
-        architecture_description=f"The {name} system of the TrOCR-CharBERT study.",
-        dataset_name=args.dataset,
-        dataset_split="test",
-        eval_samples=None,
-    )
-    train(model, processor, train_dataset, None, training_args, card_details=card_details)
-    state = json.loads((Path(training_args.output_dir) / "trainer_state.json").read_text())
-    losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
-    return {
-        "steps": state["global_step"],
-        "wall_minutes": (time.perf_counter() - start) / 60,
-        "final_logged_loss": losses[-1] if losses else None,
-        "parameters": model.num_parameters(),
-    }
+    return [f"--{key}={value}" for key, value in arguments.items()]
 
 
-def read(model, processor, images, references, num_beams: int) -> tuple[dict, list[str]]:
-    result = recognize(model, processor, images, batch_size=32, num_beams=num_beams)
-    scores = evaluate_texts(result.texts, references)
-    scores["lines_per_second"] = result.lines_per_second
-    return scores, result.texts
+def percent(value: float) -> str:
+    return f"{100 * value:.2f}%"
 
 
-def render_table(results: dict, args) -> str:
+def results_table(start: dict, systems: dict, args) -> str:
     lines = [
-        (
-            f"| system | parameters | steps in {args.cpu_minutes:g} CPU min | CER greedy | WER greedy | "
-            f"CER beam {args.num_beams} | WER beam {args.num_beams} | lines changed by beam | lines/s greedy |"
-        ),
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| system | parameters | fine-tuning steps (best at) | CER greedy | WER greedy | CER beam {args.num_beams} | "
+        f"WER beam {args.num_beams} | lines changed by beam | lines/s greedy | thesis (GW): CER / WER |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, record in results.items():
-        greedy, beam = record["greedy"], record["beam"]
+    for name, record in {START: start, **systems}.items():
+        greedy, beam = record["reading"]["greedy"], record["reading"]["beam"]
+        training = record.get("training")
+        steps = f"{training['training_steps']:,} ({training['best']['step']:,})" if training else "0"
+        thesis = THESIS.get(name)
         lines.append(
-            f"| {name} | {record['training']['parameters'] / 1e6:.2f}M | {record['training']['steps']} | "
-            f"{greedy['cer']:.1%} | {greedy['wer']:.1%} | {beam['cer']:.1%} | {beam['wer']:.1%} | "
-            f"{record['beam_changed']:.1%} | {greedy['lines_per_second']:.1f} |"
+            f"| {name} | {record['reading']['parameters'] / 1e6:.2f}M | {steps} | {percent(greedy['cer'])} | "
+            f"{percent(greedy['wer'])} | {percent(beam['cer'])} | {percent(beam['wer'])} | "
+            f"{percent(record['reading']['beam_changed'])} | {greedy['lines_per_second']:.1f} | "
+            f"{f'{thesis[0]:.2f}% / {thesis[1]:.2f}%' if thesis else ''} |"
         )
     return "\n".join(lines)
 
 
 def run(argv: list[str] | None = None) -> dict:
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     if args.threads:
         torch.set_num_threads(args.threads)
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    processor = build_processor(args)
+    deadline = session_deadline(args.session_minutes)
+    trocr = check_model_source(args.trocr)
+    test = load_text_recognition_dataset(HELD_OUT_LINES, split="test", num_samples=args.num_test, seed=args.seed)
+    images, references = list(test["image"]), list(test["text"])
+    results_file = output_dir / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.exists() else {"systems": {}}
 
-    logger.info("Phase 1: data (%d training lines, %d test lines)", args.train_samples, args.test_samples)
-    lines = dict(max_chars=args.max_chars) if args.dataset.startswith("synthetic-lines") else {}
-    train_dataset = load_text_recognition_dataset(
-        args.dataset, split="train", num_samples=args.train_samples, seed=args.seed, **lines
-    )
-    clean = dict(lines, augment=False) if lines else {}
-    test_dataset = load_text_recognition_dataset(
-        args.dataset, split="test", num_samples=args.test_samples, seed=args.seed, **clean
-    )
-    train_dataset = check_labels(train_dataset, processor, args.max_target_length, "train")
-    test_dataset = check_labels(test_dataset, processor, args.max_target_length, "test")
-    images, references = list(test_dataset["image"]), list(test_dataset["text"])
+    def save() -> None:
+        results_file.write_text(json.dumps(results, indent=1))
 
-    results, predictions = {}, {"references": references}
-    for name in args.systems:
-        logger.info("Phase 2: training %s for %.1f CPU minutes", name, args.cpu_minutes)
-        model = build_system(name, args, processor)
-        training = train_system(model, name, args, processor, train_dataset, output_dir)
-        model.eval()
-        logger.info("Phase 3: reading %d test lines with %s", len(images), name)
-        greedy, greedy_texts = read(model, processor, images, references, num_beams=1)
-        beam, beam_texts = read(model, processor, images, references, num_beams=args.num_beams)
-        changed = sum(a != b for a, b in zip(greedy_texts, beam_texts)) / len(images)
-        results[name] = {"training": training, "greedy": greedy, "beam": beam, "beam_changed": changed}
-        predictions[name] = {"greedy": greedy_texts, "beam": beam_texts}
-        (output_dir / "results.json").write_text(json.dumps({"arguments": vars(args), "results": results}, indent=2))
-        (output_dir / "predictions.json").write_text(json.dumps(predictions, indent=1))
+    if "start" not in results:
+        logger.info("Phase 1: the starting TrOCR (%s) reads %d held-out lines", args.trocr, len(images))
+        results["start"] = {"reading": read(trocr, args, images, references)}
+        save()
+    start_cer = results["start"]["reading"]["greedy"]["cer"]
+    if start_cer >= READABLE_CER:
+        logger.warning("The starting TrOCR reads at %.1f%% CER, not under %.0f%%: the comparison would not be meaningful",
+                       100 * start_cer, 100 * READABLE_CER)
 
-    table = render_table(results, args)
-    (output_dir / "table.md").write_text(table + "\n")
-    print(table)
+    confusions = output_dir / "confusion.json"
+    if not confusions.exists():
+        logger.info("Phase 2: the starting TrOCR's confusion matrix on %d validation lines", args.confusion_samples)
+        build_confusions(trocr, args, confusions)
+
+    charbert_dir = output_dir / "charbert"
+    unfinished = []
+    if "charbert" not in results:
+        logger.info("Phase 3: pre-training CharBERT with the TrOCR's confusions")
+        minutes = (deadline - time.monotonic()) / 60
+        if minutes > 0:
+            pretrain_charbert(args, confusions, charbert_dir, minutes)
+        if (charbert_dir / charbert_pretraining.RESULTS_FILE).exists() and charbert_summary(charbert_dir)["steps"] >= args.charbert_steps:
+            results["charbert"] = charbert_summary(charbert_dir)
+            save()
+        else:
+            unfinished.append("charbert")
+
+    stage = Stage("finetune", TRAIN_LINES, args.max_steps, final=True)
+    for system in args.systems if "charbert" in results else []:
+        run_dir = output_dir / system
+        if system in results["systems"]:
+            continue
+        start = run_dir / "start"
+        if not (start / "config.json").exists():
+            prepare_start(system, trocr, charbert_dir, args, start)
+        finished = run_finished(run_dir, [stage], args.patience, PLATEAU_METRIC) or train_stages(
+            run_dir, [stage], lambda s, previous, minutes: finetune_arguments(args, run_dir, start, s, previous, minutes),
+            deadline, args.patience, PLATEAU_METRIC,
+        )
+        if not finished:
+            unfinished.append(system)
+            continue
+        logger.info("Phase 5: %s reads %d held-out lines", system, len(images))
+        results["systems"][system] = {
+            "training": run_summary(run_dir, [stage], PLATEAU_METRIC),
+            "reading": read(str(run_dir / stage.name), args, images, references),
+        }
+        save()
+
+    predictions = {"references": references, **{
+        name: {way: record["reading"][way]["texts"] for way in ("greedy", "beam")}
+        for name, record in {START: results["start"], **results["systems"]}.items()
+    }}
+    (output_dir / "predictions.json").write_text(json.dumps(predictions, indent=1))
+    command = "python -m textrec.scripts.benchmarks.study_trocr_charbert " + shlex.join(argv)
+    report = [results_table(results["start"], results["systems"], args), "", f"Command: `{command}`"]
+    if "charbert" in results:
+        c = results["charbert"]
+        report += ["", f"CharBERT ({args.charbert_preset}, {c['steps']:,} steps): NLM correction accuracy "
+                   f"{percent(c['nlm_accuracy'])} of {c['nlm_words']:,} corrupted held-out words, against "
+                   f"{percent(c['nlm_majority_accuracy'])} for always answering the most frequent original word; "
+                   f"masked-token accuracy {percent(c['mlm_accuracy'])}."]
+    if unfinished:
+        report += ["", f"Still training (run the command again to go on): {', '.join(unfinished)}"]
+    (output_dir / "results.md").write_text("\n".join(report) + "\n")
+    print("\n".join(report))
     return results
 
 
