@@ -278,3 +278,17 @@ def test_recognize_refuses_counts_below_one(trained_folder, tmp_path, capsys, op
         recognize_cli.run(["--model", str(trained_folder), str(tmp_path), option, value])
     assert exit_info.value.code == 2
     assert f"{option}: must be >= 1" in capsys.readouterr().err
+
+
+def test_bf16_on_a_cpu_without_native_bfloat16_is_warned_about(tmp_path, monkeypatch, caplog):
+    from textrec.processing.training import arguments as training_arguments
+
+    monkeypatch.setattr(training_arguments, "cpu_has_native_bf16", lambda: False)
+    with caplog.at_level("WARNING", logger="textrec.train"):
+        parse_arguments(tiny_run_arguments(tmp_path / "run", max_steps=1) + ["--bf16=True"])
+    assert "without native bfloat16" in caplog.text
+    caplog.clear()
+    monkeypatch.setattr(training_arguments, "cpu_has_native_bf16", lambda: True)
+    with caplog.at_level("WARNING", logger="textrec.train"):
+        parse_arguments(tiny_run_arguments(tmp_path / "run", max_steps=1) + ["--bf16=True"])
+    assert "without native bfloat16" not in caplog.text

@@ -3,6 +3,7 @@
 program can build the three dataclasses itself and hand them to `train_from_arguments`."""
 
 import json
+import logging
 from dataclasses import dataclass, field
 
 from transformers import HfArgumentParser, PretrainedConfig, Seq2SeqTrainingArguments
@@ -10,9 +11,11 @@ from transformers import HfArgumentParser, PretrainedConfig, Seq2SeqTrainingArgu
 from textrec.processing.inference import check_model_source
 
 from .architectures import SPECS, ArchitectureSpec, get_spec
+from .trainer import BF16_CPU_FLAGS, CpuTrainingDefaults, cpu_has_native_bf16
 
 DEFAULT_ARCHITECTURE = "self-attention"
-from .trainer import CpuTrainingDefaults
+
+logger = logging.getLogger("textrec.train")
 
 
 @dataclass
@@ -135,6 +138,9 @@ class TextrecTrainingArguments(CpuTrainingDefaults, Seq2SeqTrainingArguments):
             if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise ValueError(f"--{name} must be a positive number of minutes; got {getattr(self, name)}")
         super().__post_init__()
+        if self.bf16 and self.use_cpu and not cpu_has_native_bf16():
+            logger.warning("--bf16 on a CPU without native bfloat16 (%s): torch emulates it, and training steps are "
+                           "many times slower than in fp32.", " or ".join(BF16_CPU_FLAGS))
         if self.batch_max_area is not None and self.batch_max_area < 0:
             raise ValueError(f"--batch_max_area must be a number of pixels, or 0 for fixed-size batches; got {self.batch_max_area}")
         if self.batch_max_area == 0:

@@ -53,6 +53,20 @@ class CpuTrainingDefaults:
     )
 
 
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+"""x86 CPU flags of native bfloat16 arithmetic. Without them torch emulates it: a sharp-attention training step
+measured 15x slower under bf16 autocast than in fp32 on an AMD EPYC without AVX-512, and 1.5x faster with it."""
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU computes bfloat16 natively (Linux: a flag of `BF16_CPU_FLAGS` in /proc/cpuinfo)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return any(flag in flags for flag in BF16_CPU_FLAGS)
+
+
 CHECKPOINT_FOLDER = re.compile(r"^checkpoint-(\d+)$")
 CHECKPOINT_FILES = ("model.safetensors", "optimizer.pt", "scheduler.pt", "trainer_state.json")
 """What resuming reads from a checkpoint; the Trainer writes `trainer_state.json` last."""
