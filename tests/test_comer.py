@@ -3,6 +3,7 @@ Module, bidirectional training, incremental decoding with running coverage equal
 prefix, the bidirectional beam search with rescoring, and the LaTeX data it reads."""
 
 import functools
+import json
 import logging
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from textrec.processing.tokenization_latex import (
     load_latex_dictionary,
     unknown_latex_tokens,
 )
-from textrec.scripts.benchmarks import benchmark_comer_decoding, draw_comer_refinement
+from textrec.scripts.benchmarks import benchmark_comer_decoding, benchmark_comer_step, draw_comer_refinement
 from textrec.processing.training.architectures import FORMULA_IMAGES, get_spec
 from textrec.processing.training.trainer import TextRecognitionTrainer
 from textrec.processing.training import parse_arguments
@@ -129,6 +130,37 @@ def test_refinement_is_zero_on_padding_and_normalised_over_valid_cells():
     assert torch.all(refinement[~valid] == 0)
     per_head = refinement.permute(1, 0, 2, 3)[valid.permute(1, 0, 2, 3)].view(4, -1)
     torch.testing.assert_close(per_head.mean(dim=1), torch.zeros(4), atol=1e-5, rtol=0)
+
+
+def published_refinement(arm, coverage: torch.Tensor, feature_mask: torch.Tensor) -> torch.Tensor:
+    """The ARM as the published code computes it, padded cells zeroed between the ReLU and the projection."""
+    batch, in_maps, steps, _ = coverage.shape
+    height, width = feature_mask.shape[1:]
+    maps = coverage.transpose(1, 2).reshape(batch * steps, in_maps, height, width)
+    valid = feature_mask.bool()[:, None].expand(batch, steps, height, width).reshape(batch * steps, height, width)
+    features = F.relu(arm.conv(maps)).masked_fill(~valid[:, None], 0.0)
+    features = arm.proj(features).permute(0, 2, 3, 1)
+    refinement = torch.zeros_like(features)
+    refinement[valid] = arm.norm(features[valid])
+    return refinement.reshape(batch, steps, height * width, -1).permute(0, 3, 1, 2)
+
+
+def test_refinement_and_its_gradients_equal_the_published_computation():
+    model = tiny_model().train()
+    arm = model.decoder.arm
+    feature_mask = torch.zeros(2, 3, 4, dtype=torch.long)
+    feature_mask[0], feature_mask[1, :2, :3] = 1, 1
+    coverage = torch.rand(2, 8, 5, 12, generator=torch.Generator().manual_seed(0)) * feature_mask.flatten(1)[:, None, None]
+    upstream = torch.randn(2, 4, 5, 12, generator=torch.Generator().manual_seed(1))
+    results = []
+    for refine in (arm, functools.partial(published_refinement, arm)):
+        arm.zero_grad()
+        inputs = coverage.clone().requires_grad_()
+        refinement = refine(inputs, feature_mask)
+        refinement.backward(upstream)
+        results.append([refinement, inputs.grad, *(parameter.grad for parameter in arm.parameters())])
+    for ours, published in zip(*results):
+        torch.testing.assert_close(ours, published, rtol=0, atol=0)
 
 
 def test_refinement_changes_the_attention_of_later_layers_only():
@@ -461,3 +493,41 @@ def test_refinement_figure_is_drawn(tmp_path):
     draw_comer_refinement.main(["--model_name_or_path", str(tmp_path), "--image", str(tmp_path / "formula.png"),
                                 "--max_new_tokens", "3", "--output", str(output)])
     assert Image.open(output).size[0] > 300
+
+
+def test_step_benchmark_prints_where_the_time_goes(capsys):
+    benchmark_comer_step.main(["--presets", "tiny", "--num_formulas", "12", "--max_tokens", "8", "--num_batches", "1",
+                               "--repeats", "1"])
+    table = capsys.readouterr().out
+    assert "| tiny | none |" in table and "| tiny | fusion |" in table and "Command:" in table
+
+
+@pytest.mark.slow
+def test_coverage_study_runs_its_curriculum_across_sessions_and_reports(tmp_path):
+    """A session too short to finish leaves the run unfinished (and says so); the same command then resumes it,
+    trains the full length from the curriculum stage's model until the CER plateaus, and reports."""
+    from textrec.scripts.benchmarks import comer_coverage_study
+
+    output = tmp_path / "study"
+    arguments = [
+        f"--output_dir={output}", "--preset=tiny", "--coverage", "fusion", "--curriculum_tokens", "6",
+        "--curriculum_steps=3", "--max_steps=30", "--eval_steps=2", "--patience=2", "--num_train=24",
+        "--num_validation=4", "--num_test=6", "--eval_batch_size=8", "--threads=1",
+    ]
+    assert comer_coverage_study.run([*arguments, "--session_minutes=0.00001"]) == []
+    report = (output / "results.md").read_text()
+    assert "Still training" in report and "fusion" in report
+
+    (result,) = comer_coverage_study.run(arguments)
+    first_stage = json.loads((output / "fusion" / "tokens-6" / "trainer_state.json").read_text())
+    final_stage = json.loads((output / "fusion" / "tokens-48" / "trainer_state.json").read_text())
+    assert first_stage["global_step"] == 3
+    assert final_stage["global_step"] < 30 and final_stage["best_global_step"] is not None
+    assert result["training_steps"] == 3 + final_stage["global_step"] and result["cpu_minutes"] > 0
+    assert len(result["token_errors"]) == len(result["lengths"]) == 6 and max(result["lengths"]) <= 48
+    assert result["best_step"] == final_stage["best_global_step"]
+    report = (output / "results.md").read_text()
+    assert "| fusion |" in report and "Still training" not in report and "59.3 / 59.8 / 63.0" in report
+    for picture in ("curves.png", "cer_curves.png", "refinement.png"):
+        assert (output / picture).is_file()
+    assert comer_coverage_study.run([*arguments, "--report"]) == [result]

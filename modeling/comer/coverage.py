@@ -109,8 +109,9 @@ class AttentionRefinementModule(nn.Module):
         height, width = feature_mask.shape[1:]
         maps = coverage.transpose(1, 2).reshape(batch * steps, in_maps, height, width)
         valid = feature_mask.bool()[:, None].expand(batch, steps, height, width).reshape(batch * steps, height, width)
-        features = F.relu(self.conv(maps)).masked_fill(~valid[:, None], 0.0)
-        features = self.proj(features).permute(0, 2, 3, 1)  # (batch * steps, h, w, num_heads)
+        # The published code zeroes the padded cells between the ReLU and the 1x1 projection; the projection reads
+        # each cell alone and only valid cells are kept below, so that pass (and its backward) is left out.
+        features = self.proj(F.relu(self.conv(maps))).permute(0, 2, 3, 1)  # (batch * steps, h, w, num_heads)
         refinement = torch.zeros_like(features)
         refinement[valid] = self.norm(features[valid])
         return refinement.reshape(batch, steps, height * width, -1).permute(0, 3, 1, 2)

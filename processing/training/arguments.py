@@ -30,8 +30,8 @@ class ModelArguments:
     )
     preset: str = field(
         default="base",
-        metadata={"help": "Hyperparameters: tiny (seconds, tests), base, paper, fast (what a CPU trains to read in "
-                  "an hour; self-attention and resnet-transformer).", "choices": ["tiny", "base", "paper", "fast"]},
+        metadata={"help": "Hyperparameters: tiny (seconds, tests), base, paper, fast (CPU sizes: what two cores "
+                  "train to read lines within the hour for the line models; the coverage study's size for comer).", "choices": ["tiny", "base", "paper", "fast"]},
     )
     model_name_or_path: str | None = field(
         default=None,

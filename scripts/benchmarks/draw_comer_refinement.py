@@ -79,6 +79,29 @@ def draw_refinement(image: np.ndarray, tokens: list[str], terms: np.ndarray, col
     return figure
 
 
+def refinement_figure(
+    model: CoMERForFormulaRecognition,
+    processor: TextRecognitionProcessor,
+    image,
+    layer: int = -1,
+    max_new_tokens: int = 40,
+    columns: int = 4,
+) -> tuple[Figure, str]:
+    """The refinement picture of one formula image (a path, PIL image or array the processor reads): the greedy
+    decoding's steps, each panel the refinement term of decoder layer `layer` (1, 2, ...; -1: the last) averaged
+    over the heads, over the image. Returns the figure and the decoded formula."""
+    inputs = processor(images=[image])
+    ids, finished, terms = refinement_terms(model, inputs["pixel_values"], inputs["pixel_mask"], max_new_tokens)
+    layer = terms.shape[0] - 1 if layer == -1 else layer - 1
+    tokens = processor.tokenizer.convert_ids_to_tokens(ids) + ([processor.tokenizer.eos_token] if finished else [])
+    valid = inputs["pixel_mask"][0].bool()
+    picture = inputs["pixel_values"][0, 0][valid.any(1)][:, valid.any(0)].numpy()
+    # Cells cover 16 x 16 pixels (the last ones may be cut); crop the terms to the image.
+    cells = terms[layer].mean(dim=0)[:, : math.ceil(picture.shape[0] / 16), : math.ceil(picture.shape[1] / 16)]
+    cells = F.interpolate(cells[:, None], scale_factor=16, mode="nearest")[:, 0, : picture.shape[0], : picture.shape[1]]
+    return draw_refinement(picture, tokens, cells.numpy(), columns), processor.tokenizer.decode(ids)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_name_or_path", required=True, help="A trained CoMER folder (model and processor).")
@@ -100,18 +123,9 @@ def main(argv: list[str] | None = None) -> None:
     else:
         rows = load_text_recognition_dataset(args.dataset, split=args.split, num_samples=args.index + 1)
         image = rows[args.index]["image"]
-    inputs = processor(images=[image])
-    ids, finished, terms = refinement_terms(model, inputs["pixel_values"], inputs["pixel_mask"], args.max_new_tokens)
-    layer = terms.shape[0] - 1 if args.layer == -1 else args.layer - 1
-    tokens = processor.tokenizer.convert_ids_to_tokens(ids) + ([processor.tokenizer.eos_token] if finished else [])
-    valid = inputs["pixel_mask"][0].bool()
-    picture = inputs["pixel_values"][0, 0][valid.any(1)][:, valid.any(0)].numpy()
-    # Cells cover 16 x 16 pixels (the last ones may be cut); crop the terms to the image.
-    cells = terms[layer].mean(dim=0)[:, : math.ceil(picture.shape[0] / 16), : math.ceil(picture.shape[1] / 16)]
-    cells = F.interpolate(cells[:, None], scale_factor=16, mode="nearest")[:, 0, : picture.shape[0], : picture.shape[1]]
-    figure = draw_refinement(picture, tokens, cells.numpy(), args.columns)
+    figure, decoded = refinement_figure(model, processor, image, args.layer, args.max_new_tokens, args.columns)
     figure.savefig(args.output, dpi=120)
-    print(f"Decoded: {processor.tokenizer.decode(ids)}")
+    print(f"Decoded: {decoded}")
     print(f"Saved {args.output}")
 
 
