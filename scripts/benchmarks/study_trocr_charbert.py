@@ -68,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trocr", default="trocr-lines", help="Released name or folder of a --model trocr checkpoint.")
     parser.add_argument("--output_dir", default="runs/trocr-charbert-study")
-    parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
+    parser.add_argument("--systems", nargs="*", choices=SYSTEMS, default=list(SYSTEMS),
+                        help="Systems this invocation fine-tunes (none: phases 1-3 only). Invocations with disjoint "
+                        "systems may run side by side once CharBERT is pre-trained; they share results.json.")
     parser.add_argument("--frozen_modules", nargs="*", default=["charbert"],
                         help="Parts of the composites not fine-tuned (TrOCRCharBertConfig.frozen_modules).")
     parser.add_argument("--corpus", nargs="+", default=["/usr/share/games/fortunes"], help="CharBERT's pre-training text.")
@@ -221,6 +223,9 @@ def run(argv: list[str] | None = None) -> dict:
     results = json.loads(results_file.read_text()) if results_file.exists() else {"systems": {}}
 
     def save() -> None:
+        # Another invocation may have finished other systems since this one started: keep theirs.
+        if results_file.exists():
+            results["systems"] = {**json.loads(results_file.read_text())["systems"], **results["systems"]}
         results_file.write_text(json.dumps(results, indent=1))
 
     if "start" not in results:
@@ -272,6 +277,7 @@ def run(argv: list[str] | None = None) -> dict:
         }
         save()
 
+    save()  # and take in the systems other invocations finished
     predictions = {"references": references, **{
         name: {way: record["reading"][way]["texts"] for way in ("greedy", "beam")}
         for name, record in {START: results["start"], **results["systems"]}.items()
