@@ -159,3 +159,31 @@ def test_ctc_decoding_of_a_model_without_ctc_head_is_a_clear_error(sample_line_i
     model.eval()
     with pytest.raises(ValueError, match="needs a model trained with a CTC head"):
         recognize(model, processor, sample_line_images, decoding="ctc", progress=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", released_model_names())
+def test_released_model_exported_reads_without_textrec_as_textrec_does(name, sample_line_images, tmp_path):
+    """Issue #12's must-show for each shipped checkpoint: `textrec-export --model NAME` writes a folder that
+    transformers alone loads (textrec blocked, offline) and that reads as textrec reads with the release."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "hub"
+    subprocess.run([sys.executable, "-m", "textrec.scripts.export", "--model", name, "--output_dir", str(folder)],
+                   check=True, capture_output=True)
+    for index, image in enumerate(sample_line_images):
+        image.save(tmp_path / f"line{index}.png")
+    model, processor = load_recognizer(name)
+    expected = recognize(model, processor, sample_line_images, progress=False).texts
+    output = run_without_textrec(
+        f"""
+        import json
+        from transformers import pipeline
+        read = pipeline("text-recognition", model={str(folder)!r}, trust_remote_code=True)
+        print(json.dumps([r["generated_text"] for r in read([f"line{{i}}.png" for i in range(3)], batch_size=8)]))
+        """,
+        tmp_path,
+    )
+    assert json.loads(output.strip().splitlines()[-1]) == expected
+    assert any(text.strip() for text in expected)
