@@ -5,6 +5,7 @@ prefix, the bidirectional beam search with rescoring, and the LaTeX data it read
 import functools
 import json
 import logging
+import shutil
 from pathlib import Path
 
 import datasets
@@ -512,7 +513,7 @@ def test_coverage_study_runs_its_curriculum_across_sessions_and_reports(tmp_path
     arguments = [
         f"--output_dir={output}", "--preset=tiny", "--coverage", "fusion", "--curriculum_tokens", "6",
         "--curriculum_steps=3", "--max_steps=30", "--eval_steps=2", "--patience=2", "--num_train=24",
-        "--num_validation=4", "--num_test=6", "--eval_batch_size=8", "--threads=1",
+        "--num_validation=4", "--num_test=6", "--eval_batch_size=8", "--threads=1", f"--carry_dir={tmp_path / 'carried'}",
     ]
     assert comer_coverage_study.run([*arguments, "--session_minutes=0.00001"]) == []
     report = (output / "results.md").read_text()
@@ -531,3 +532,7 @@ def test_coverage_study_runs_its_curriculum_across_sessions_and_reports(tmp_path
     for picture in ("curves.png", "cer_curves.png", "refinement.png"):
         assert (output / picture).is_file()
     assert comer_coverage_study.run([*arguments, "--report"]) == [result]
+    # The next session's checkout has no runs/: the run carried in the repository comes back, finished.
+    shutil.rmtree(output)
+    assert comer_coverage_study.run([*arguments, "--report"]) == [result]
+    assert (output / "fusion" / "tokens-48" / "model.safetensors").is_file()

@@ -5,6 +5,7 @@ saving and remote code for the default (sharp, chain) configuration."""
 import gzip
 import io
 import json
+import shutil
 
 import datasets
 import lmdb
@@ -244,7 +245,7 @@ def test_study_runs_its_curriculum_across_sessions_and_reports(tmp_path):
         f"--mnist_dir={mnist}", f"--output_dir={tmp_path / 'study'}", "--preset=tiny", "--attention", "soft",
         "--digits", "normal", "--curriculum_lengths", "2", "--curriculum_steps=4", "--length=3", "--max_steps=40",
         "--eval_steps=2", "--patience=2", "--num_train=64", "--num_validation=8", "--num_test=8", "--threads=1",
-        "--no-bf16",
+        "--no-bf16", f"--carry_dir={tmp_path / 'carried'}",
     ]
     assert study_sharp_attention.run([*arguments, "--session_minutes=0.00001"]) == []
     report = (tmp_path / "study" / "results.md").read_text()
@@ -260,3 +261,7 @@ def test_study_runs_its_curriculum_across_sessions_and_reports(tmp_path):
     assert result["test_images"] == 8 and 0 <= result["accuracy"] <= 1
     assert (run_dir / "figure.png").is_file() and (tmp_path / "study" / "curves.png").is_file()
     assert "| normal | soft |" in (tmp_path / "study" / "results.md").read_text()
+    # The next session's checkout has no runs/: the run carried in the repository comes back, finished.
+    shutil.rmtree(tmp_path / "study")
+    assert study_sharp_attention.run([*arguments, "--report"]) == [result]
+    assert (run_dir / "length-3" / "model.safetensors").is_file()

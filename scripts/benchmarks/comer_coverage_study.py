@@ -46,7 +46,9 @@ from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.metrics.exprate import token_edit_distance
 
 from .draw_comer_refinement import refinement_figure
-from .staged_training import Stage, draw_curves, run_finished, run_summary, session_deadline, train_stages
+from .staged_training import (
+    CARRY_DIR_HELP, Stage, carry_run, draw_curves, restore_run, run_finished, run_summary, session_deadline, train_stages,
+)
 
 COVERAGES = ("none", "fusion")
 MAX_TOKENS = 48
@@ -258,6 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: two studies side by side).")
     parser.add_argument("--report", action="store_true", help="Only evaluate and tabulate the finished runs.")
+    parser.add_argument("--carry_dir", type=Path, default=None,
+                        help=CARRY_DIR_HELP)
     return parser
 
 
@@ -274,6 +278,8 @@ def run(argv: list[str] | None = None) -> list[dict]:
     deadline = session_deadline(args.session_minutes)
     for coverage in args.coverage:
         run_dir = args.output_dir / coverage
+        if args.carry_dir:
+            restore_run(args.carry_dir / coverage, run_dir)
         result_file = run_dir / "study_result.json"
         if result_file.exists():
             continue
@@ -283,6 +289,8 @@ def run(argv: list[str] | None = None) -> list[dict]:
                                     args.patience, PLATEAU_METRIC)
         if finished:
             result_file.write_text(json.dumps(evaluate_run(args, coverage)))
+        if args.carry_dir and not args.report:
+            carry_run(run_dir, args.carry_dir / coverage)
 
     results, unfinished = [], []
     for coverage in COVERAGES:

@@ -7,10 +7,16 @@ so that the same command run again (in the next session) resumes it: `train_stag
 the unfinished one from its last checkpoint and stops when the session's time is spent. A stage has finished when
 it reached its step count or, the final one, when `patience` evaluations have passed without a better validation
 metric (the early stopping of its training decides; the check here reads the same log history).
+
+A session's ignored folders (`runs/`) do not reach the next session's checkout, so a run can also be carried in
+the repository: `carry_run` copies what resumes it into a folder that is committed (`--carry_dir` of the studies:
+a finished stage's model and log, an unfinished stage's newest checkpoint whole and its best checkpoint's
+weights), and `restore_run` puts it back in the next session before training goes on.
 """
 
 import json
 import logging
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -151,6 +157,64 @@ def draw_curves(runs: dict[str, Path], stages: list[Stage], metric: str, ylabel:
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
+
+
+CARRY_DIR_HELP = ("A folder in the repository that each run is carried to when this invocation ends and restored "
+                  "from when it starts (carry_run, restore_run): what lets a study go on in the next session's checkout.")
+CHECKPOINT_PREFIX = "checkpoint-"
+RESUME_ONLY_FILES = {"optimizer.pt", "scheduler.pt", "rng_state.pth", "training_args.bin"}
+"""A checkpoint's files that only resuming from it needs; the best checkpoint is carried without them."""
+
+
+def checkpoint_step(checkpoint: Path) -> int:
+    return int(checkpoint.name.removeprefix(CHECKPOINT_PREFIX))
+
+
+def files_to_carry(run_dir: Path) -> list[Path]:
+    """The files that resume `run_dir` elsewhere: every file outside the checkpoints (each finished stage's model
+    and log, the run's results); of each unfinished stage (one with checkpoints and no final `trainer_state.json`)
+    its newest checkpoint whole, and the weights and log of its best one, which `load_best_model_at_end` loads."""
+    files = [path for path in run_dir.rglob("*") if path.is_file()
+             and not any(part.startswith(CHECKPOINT_PREFIX) for part in path.relative_to(run_dir).parts)]
+    stage_dirs = {checkpoint.parent for checkpoint in run_dir.rglob(f"{CHECKPOINT_PREFIX}*") if checkpoint.is_dir()}
+    for stage_dir in stage_dirs:
+        if (stage_dir / "trainer_state.json").is_file():
+            continue  # finished: its model is at the top of its folder
+        checkpoints = sorted((path for path in stage_dir.glob(f"{CHECKPOINT_PREFIX}*") if path.is_dir()), key=checkpoint_step)
+        newest = checkpoints[-1]
+        files += [path for path in newest.rglob("*") if path.is_file()]
+        best = json.loads((newest / "trainer_state.json").read_text()).get("best_model_checkpoint")
+        if best and Path(best).name != newest.name and (stage_dir / Path(best).name).is_dir():
+            files += [path for path in (stage_dir / Path(best).name).iterdir()
+                      if path.is_file() and path.name not in RESUME_ONLY_FILES]
+    return sorted(files)
+
+
+def carry_run(run_dir: Path, carried_dir: Path) -> int:
+    """Replaces `carried_dir` with what resumes `run_dir` (`files_to_carry`); returns its size in bytes."""
+    if carried_dir.exists():
+        shutil.rmtree(carried_dir)
+    size = 0
+    for path in files_to_carry(run_dir):
+        target = carried_dir / path.relative_to(run_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+        size += path.stat().st_size
+    logger.info("%s carried to %s (%.1f MB)", run_dir.name, carried_dir, size / 1e6)
+    return size
+
+
+def restore_run(carried_dir: Path, run_dir: Path) -> None:
+    """Copies a carried run back: the files `run_dir` lacks. A run that trained further here keeps its state
+    (training resumes from a stage's newest checkpoint, and a finished stage is not trained again)."""
+    if not carried_dir.is_dir():
+        return
+    for path in sorted(carried_dir.rglob("*")):
+        target = run_dir / path.relative_to(carried_dir)
+        if path.is_file() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+    logger.info("%s restored from %s", run_dir.name, carried_dir)
 
 
 def session_deadline(minutes: float) -> float:

@@ -38,7 +38,9 @@ from textrec.processing.metrics import load_metric
 from textrec.processing.training.trainer import cpu_has_native_bf16
 
 from .draw_sharp_attention import draw_readout, stack
-from .staged_training import Stage, draw_curves, run_finished, run_summary, session_deadline, train_stages
+from .staged_training import (
+    CARRY_DIR_HELP, Stage, carry_run, draw_curves, restore_run, run_finished, run_summary, session_deadline, train_stages,
+)
 
 logger = logging.getLogger("textrec.study")
 
@@ -183,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: two studies side by side).")
     parser.add_argument("--report", action="store_true", help="Only evaluate and tabulate the finished runs.")
+    parser.add_argument("--carry_dir", type=Path, default=None,
+                        help=CARRY_DIR_HELP)
     return parser
 
 
@@ -198,6 +202,8 @@ def run(argv: list[str] | None = None) -> list[dict]:
         for attention in args.attention:
             run_dir = output_dir / f"l{args.length}-{digits}-{attention}"
             run_dirs[run_dir.name] = run_dir
+            if args.carry_dir:
+                restore_run(args.carry_dir / run_dir.name, run_dir)
             result_file = run_dir / "study_result.json"
             rotated = digits == "rotated"
             run_stages = stages(args, rotated)
@@ -208,10 +214,13 @@ def run(argv: list[str] | None = None) -> list[dict]:
                         run_dir, run_stages, functools.partial(train_arguments, args, run_dir, attention), deadline,
                         args.patience, PLATEAU_METRIC,
                     )
+                if finished:
+                    result_file.write_text(json.dumps(evaluate_run(args, run_dir, rotated, attention), indent=2))
+                if args.carry_dir and not args.report:
+                    carry_run(run_dir, args.carry_dir / run_dir.name)
                 if not finished:
                     unfinished.append(run_dir.name)
                     continue
-                result_file.write_text(json.dumps(evaluate_run(args, run_dir, rotated, attention), indent=2))
             results.append(json.loads(result_file.read_text()))
             logger.info("%s: %s", run_dir.name, results[-1])
     draw_curves(
