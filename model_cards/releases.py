@@ -1,7 +1,8 @@
 """The released checkpoints: what trains each one, how it is evaluated, and its packaging into textrec.
 
 Training goes through textrec's one path with the `textrec-train` arguments of `RELEASES` (an interrupted run
-resumes from its last checkpoint). Packaging evaluates the trained model on each held-out test set of the
+resumes from its last checkpoint), or, for a model that a paper study trains (a length curriculum of several
+textrec-train runs), through that study's command, whose best model is released. Packaging evaluates the trained model on each held-out test set of the
 release (clean lines of the `test` split, never seen in training) with each decoding (the CTC head's and the
 attention decoder's; the one that reads the `validation` lines better becomes the model's
 `generation_config.decoding`, which `recognize()` and the pipeline follow), stores the weights in fp16 in
@@ -11,6 +12,7 @@ installs it, and `textrec-recognize --model <name>` reads with it. `python -m te
 does all of it.
 """
 
+import importlib
 import json
 import logging
 import shlex
@@ -36,6 +38,8 @@ CARD_FILES = ("config.json", "generation_config.json", "model.safetensors", "tok
 """What a packaged release keeps: everything `from_pretrained` reads, and its card. Code files are not kept:
 inside textrec the installed code is used, and `textrec-export` writes a copy of it."""
 
+STUDY_RUNS_DIR = "scripts/benchmarks/study_runs"
+"""Where the paper studies' unfinished runs are carried between sessions, in the repository (`--carry_dir`)."""
 HELD_OUT_LINES = "min_chars=15,max_chars=80,augment=false"
 """Test lines as in README's benchmark: clean, 15 to 80 characters."""
 
@@ -47,9 +51,12 @@ class Release:
     Args:
         name: its short name (`textrec-recognize --model NAME`).
         architecture: the `--model` it trains.
-        train_arguments: `textrec-train` arguments, all but `--output_dir`.
+        train_arguments: `textrec-train` arguments, all but `--output_dir`; with `study`, the study's arguments.
         test_sets: test set name -> dataset (as `--dataset`), each read from its `test` split.
         test_samples: lines of each test set.
+        study: the paper study (a module of `textrec.scripts.benchmarks`) that trains it, if not textrec-train.
+        study_model: the trained model's folder inside the study's `--output_dir`.
+        training_data: the data it learns from (default: textrec-train's `--dataset`).
     """
 
     name: str
@@ -57,9 +64,22 @@ class Release:
     train_arguments: tuple[str, ...]
     test_sets: dict[str, str]
     test_samples: int = 200
+    study: str | None = None
+    study_model: str = ""
+    training_data: str = ""
 
     def training_command(self, run_dir: str) -> str:
+        if self.study:
+            return shlex.join(["python", "-m", f"textrec.scripts.benchmarks.{self.study}", *self.train_arguments,
+                               f"--output_dir={run_dir}"])
         return shlex.join(["textrec-train", *self.train_arguments, f"--output_dir={run_dir}"])
+
+    def model_dir(self, run_dir: str) -> str:
+        """Where the trained model is in the training output folder `run_dir`."""
+        return str(Path(run_dir) / self.study_model) if self.study else run_dir
+
+    def data_description(self) -> str:
+        return self.training_data or next(a.split("=", 1)[1] for a in self.train_arguments if a.startswith("--dataset="))
 
 
 LINE_TEST_SETS = {
@@ -124,6 +144,30 @@ RELEASES = {
             train_arguments=line_release_arguments("trocr", max_train_minutes=110),
             test_sets=LINE_TEST_SETS,
         ),
+        # The paper studies' models, trained by the studies to convergence over several sessions (each run
+        # carried in the repository between them): the best 13-digit MNIST string reader, and CoMER with fusion
+        # coverage on synthetic formulas. Packaged once their study has finished (`--package_only --run_dir`).
+        Release(
+            name="sharp-attention-digits",
+            architecture="sharp-attention",
+            study="study_sharp_attention",
+            train_arguments=("--mnist_dir=../shared/data/mnist", "--attention", "sharp", "--digits", "normal",
+                             f"--carry_dir={STUDY_RUNS_DIR}/sharp-attention"),
+            study_model="l13-normal-sharp/length-13",
+            test_sets={"13 MNIST test digits": "mnist-digits:length=13,rotated=false,mnist_dir=../shared/data/mnist"},
+            test_samples=1000,
+            training_data="strings of 5, 9, then 13 MNIST training digits (a length curriculum)",
+        ),
+        Release(
+            name="comer-math",
+            architecture="comer",
+            study="comer_coverage_study",
+            train_arguments=("--coverage", "fusion", f"--carry_dir={STUDY_RUNS_DIR}/comer"),
+            study_model="fusion/tokens-48",
+            test_sets={"synthetic formulas": "synthetic-math:max_tokens=48"},
+            test_samples=1000,
+            training_data="synthetic-math formulas of up to 12, 24, then 48 tokens (a length curriculum)",
+        ),
     )
 }
 
@@ -135,8 +179,15 @@ def get_release(name: str) -> Release:
 
 
 def train_release(release: Release, run_dir: str) -> None:
-    """Trains (or resumes training) the release's model into `run_dir`, as its textrec-train command does."""
-    train_from_arguments(*parse_arguments([*release.train_arguments, f"--output_dir={run_dir}"]))
+    """Trains (or resumes training) the release's model into `run_dir`, as its training command does."""
+    if release.study:
+        study = importlib.import_module(f"textrec.scripts.benchmarks.{release.study}")
+        study.run([*release.train_arguments, f"--output_dir={run_dir}"])
+        if not (Path(release.model_dir(run_dir)) / "config.json").is_file():
+            raise RuntimeError(f"The study has not finished training {release.name}'s model yet: run the same "
+                               f"command again (it resumes): {release.training_command(run_dir)}")
+    else:
+        train_from_arguments(*parse_arguments([*release.train_arguments, f"--output_dir={run_dir}"]))
 
 
 def evaluate_release(
@@ -172,13 +223,14 @@ def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, 
 def package_release(release: Release, run_dir: str, destination: Path = RELEASED_MODELS_DIR) -> Path:
     """Evaluates the model trained in `run_dir` and writes the release folder `destination / release.name`:
     fp16 weights, processor, generation settings and a model card with the results and the training command."""
-    model, processor = load_recognizer(run_dir)
+    model_dir = release.model_dir(run_dir)
+    model, processor = load_recognizer(model_dir)
     decoding, validation_cers = choose_decoding(model, processor, release)
     model.generation_config.decoding = decoding
     # No longer a copy of the model config: saved as such, it would be rebuilt from it on loading, without `decoding`.
     model.generation_config._from_model_config = False
     results = {name: evaluate_release(model, processor, release, name) for name in validation_cers or [decoding]}
-    (Path(run_dir) / "release_results.json").write_text(
+    (Path(model_dir) / "release_results.json").write_text(
         json.dumps({"decoding": decoding, "validation_cer": validation_cers, "test": results}, indent=2)
     )
     folder = destination / release.name
@@ -195,12 +247,12 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         dataset_split="test",
         eval_results=results[decoding][next(iter(release.test_sets))],
         eval_samples=release.test_samples,
-        training_summary=training_summary(run_dir),
+        training_summary=training_summary(model_dir),
         more_evaluations={
             release.test_sets[name]: scores for name, scores in list(results[decoding].items())[1:]
         },
         decoding=decoding,
-        training_data=next(a.split("=", 1)[1] for a in release.train_arguments if a.startswith("--dataset=")),
+        training_data=release.data_description(),
         training_command=release.training_command(f"runs/{release.name}"),
     )
     card.save(folder / "README.md")

@@ -187,3 +187,28 @@ def test_released_model_exported_reads_without_textrec_as_textrec_does(name, sam
     )
     assert json.loads(output.strip().splitlines()[-1]) == expected
     assert any(text.strip() for text in expected)
+
+
+@pytest.mark.slow
+def test_release_trained_by_a_study_packages_the_study_model(tmp_path):
+    """`comer-math` and `sharp-attention-digits` are trained by their paper study: the release's training command
+    is the study's, an unfinished study says so, and packaging takes the study's final model."""
+    tiny_study = ("--preset=tiny", "--coverage", "fusion", "--curriculum_tokens", "6", "--curriculum_steps=2",
+                  "--max_steps=4", "--eval_steps=2", "--patience=1", "--num_train=16", "--num_validation=4",
+                  "--num_test=4", "--eval_batch_size=8", f"--carry_dir={tmp_path / 'carried'}")
+    release = dataclasses.replace(release_module.get_release("comer-math"), train_arguments=tiny_study, test_samples=4)
+    run_dir = str(tmp_path / "study")
+    with pytest.raises(RuntimeError, match="run the same command again"):
+        release_module.train_release(
+            dataclasses.replace(release, train_arguments=(*tiny_study, "--session_minutes=0.00001")), run_dir
+        )
+    release_module.train_release(release, run_dir)
+    folder = release_module.package_release(release, run_dir, tmp_path / "released")
+    with safe_open(folder / "model.safetensors", "pt") as weights:
+        assert {weights.get_tensor(key).dtype for key in weights.keys()} - {torch.int64} == {torch.float16}
+    card = (folder / "README.md").read_text()
+    assert f"python -m textrec.scripts.benchmarks.comer_coverage_study {' '.join(tiny_study[:2])}" in card
+    assert "synthetic-math:max_tokens=48" in card and release.training_data in card
+    assert (tmp_path / "carried" / "fusion" / "tokens-48" / "model.safetensors").is_file()
+    model, _ = load_recognizer(str(folder))
+    assert model.config.model_type == "textrec-comer" and model.config.coverage == "fusion"
