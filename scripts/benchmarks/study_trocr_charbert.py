@@ -139,7 +139,7 @@ def charbert_summary(output_dir: Path) -> dict:
 def prepare_start(system: str, trocr: str, charbert: Path, args, folder: Path) -> None:
     """The system's starting model and the TrOCR's processor in `folder`."""
     if system == PLAIN:
-        model = TrOCRForTextRecognition.from_pretrained(trocr)
+        model = TrOCRForTextRecognition.from_pretrained(trocr, dtype=torch.float32)  # a release is stored in fp16
         model.config.ctc_loss_weight = 0.0
         model.ctc_head = None
     else:
