@@ -47,7 +47,8 @@ from textrec.processing.metrics.exprate import token_edit_distance
 
 from .draw_comer_refinement import refinement_figure
 from .staged_training import (
-    CARRY_DIR_HELP, Stage, carry_run, draw_curves, restore_run, run_finished, run_summary, session_deadline, train_stages,
+    CARRY_DIR_HELP, Stage, carry_run, draw_curves, restore_run, run_finished, run_summary, session_deadline,
+    stage_finished, train_stages,
 )
 
 COVERAGES = ("none", "fusion")
@@ -81,9 +82,9 @@ def stages(args) -> list[Stage]:
 
 
 def render_data(args, run_stages: list[Stage]) -> None:
-    """Renders (and caches) every stage's training and validation formulas and the test formulas, once: under a
-    lock in the output folder, so that a second invocation started beside the first waits and then reads the
-    cache instead of rendering the same formulas again."""
+    """Renders (and caches) the training and validation formulas of `run_stages` and the test formulas, once:
+    under a lock in the output folder, so that a second invocation started beside the first waits and then reads
+    the cache instead of rendering the same formulas again."""
     args.output_dir.mkdir(parents=True, exist_ok=True)
     with open(args.output_dir / ".rendering.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -273,13 +274,17 @@ def run(argv: list[str] | None = None) -> list[dict]:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     torch.set_num_threads(args.threads)
     run_stages = stages(args)
+    if args.carry_dir:
+        for coverage in args.coverage:
+            restore_run(args.carry_dir / coverage, args.output_dir / coverage)
     if not args.report:
-        render_data(args, run_stages)
+        # Only what is still to train: a session that resumes the last stage need not render the first two.
+        render_data(args, [stage for stage in run_stages if not all(
+            stage_finished(args.output_dir / coverage / stage.name, stage, args.patience, PLATEAU_METRIC)
+            for coverage in args.coverage)])
     deadline = session_deadline(args.session_minutes)
     for coverage in args.coverage:
         run_dir = args.output_dir / coverage
-        if args.carry_dir:
-            restore_run(args.carry_dir / coverage, run_dir)
         result_file = run_dir / "study_result.json"
         if result_file.exists():
             continue
