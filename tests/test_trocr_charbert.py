@@ -448,3 +448,15 @@ def test_corrector_decoding_benchmark_times_the_three_systems_on_equal_work():
     ]
     assert all(row["seconds"] > 0 for row in rows)
     assert all(row["speedup"] == 1.0 for row in rows if row["system"] == "re-reading corrector")
+
+
+def test_study_error_rate_difference_is_paired_and_in_points():
+    from textrec.scripts.benchmarks.study_trocr_charbert import error_rate_difference
+
+    references = ["one two", "three four"] * 10
+    assert error_rate_difference(references, references, references, "char") == "+0.00 (+0.00 to +0.00)"
+    # One wrong character in each of 10 lines of 7 and 10 of 10 characters: 10 / 170 characters, 10 / 40 words.
+    worse = ["one twx", "three four"] * 10
+    assert error_rate_difference(worse, references, references, "char").startswith("+5.88 (")
+    assert error_rate_difference(worse, references, references, "word").startswith("+25.00 (")
+    assert error_rate_difference(references, worse, references, "word").startswith("-25.00 (")
