@@ -115,6 +115,26 @@ def test_vgg_columns_and_their_receptive_field_centres():
     assert backbone.column_centres(24).tolist() == [4.0 + 4 * i for i in range(24)]
 
 
+def test_convolutions_and_pools_run_channels_last_on_one_channel_images_with_the_same_result():
+    """oneDNN's max-pools are about 10x faster channels-last; a one-channel image must not leave the VGG and the
+    localisation networks channels-first (`contiguous(channels_last)` is a no-op on it)."""
+    model = tiny_model(attention_type="sharp")
+    layouts = []
+
+    def record_layout(module, inputs):
+        if inputs[0].shape[1] > 1:  # the first convolution's one-channel input has no layout to speak of
+            layouts.append(inputs[0].is_contiguous(memory_format=torch.channels_last))
+
+    for module in model.modules():
+        if isinstance(module, (torch.nn.Conv2d, torch.nn.MaxPool2d)):
+            module.register_forward_pre_hook(record_layout)
+    model(pixel_values=images(width=100), labels=LABELS).loss.backward()
+    assert layouts and all(layouts)
+    backbone = model.encoder.backbone
+    pixels = images(width=100)
+    torch.testing.assert_close(backbone(pixels), torch.nn.Sequential.forward(backbone, pixels).mean(2).transpose(1, 2))
+
+
 def test_new_sharpener_patch_is_the_region_around_the_chosen_column():
     model = tiny_model(sharpener_upsampling=2.0, sharpener_region_width=64).eval()
     output = model(pixel_values=images(width=100), labels=LABELS, output_attentions=True)
@@ -123,6 +143,16 @@ def test_new_sharpener_patch_is_the_region_around_the_chosen_column():
     torch.testing.assert_close(corners[..., 0, 0], centres - 16.0)
     torch.testing.assert_close(corners[..., 2, 0], centres + 16.0)
     torch.testing.assert_close(corners[..., 2, 1], torch.full_like(centres, 32.0))
+
+
+def test_step_benchmark_prints_where_the_time_goes(capsys):
+    from textrec.scripts.benchmarks import benchmark_sharp_step
+
+    benchmark_sharp_step.main(["--presets", "tiny", "--batch_size", "2", "--length", "2", "--repeats", "1"])
+    table = capsys.readouterr().out
+    sharp_row = next(line for line in table.splitlines() if line.startswith("| tiny | sharp |"))
+    assert "| tiny | soft |" in table and "| tiny | hard |" in table and "Command:" in table
+    assert "| - |" not in sharp_row  # the sharpener and the patch CNN are timed for sharp
 
 
 def test_reference_loss_compares_patches_with_the_glyphs_of_the_targets():

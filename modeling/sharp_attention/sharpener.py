@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .configuration_sharp_attention import SharpAttentionConfig
+from .vgg_bilstm import run_channels_last
 
 
 class TransformHead(nn.Linear):
@@ -70,7 +71,7 @@ class SpatialTransformer(nn.Module):
 
     def forward(self, patch: torch.Tensor) -> torch.Tensor:
         """`(batch, channels, height, width)` → `(batch, 3, 3)`."""
-        return self.head(self.localization(patch))
+        return self.head(run_channels_last(self.localization, patch))
 
 
 def sample_patch(images: torch.Tensor, frames: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:

@@ -48,7 +48,7 @@ from textrec.processing.metrics.exprate import token_edit_distance
 from .draw_comer_refinement import refinement_figure
 from .staged_training import (
     CARRY_DIR_HELP, Stage, carry_run, draw_curves, restore_run, run_finished, run_summary, session_deadline,
-    stage_finished, train_stages,
+    train_stages,
 )
 
 COVERAGES = ("none", "fusion")
@@ -81,17 +81,16 @@ def stages(args) -> list[Stage]:
     ]
 
 
-def render_data(args, run_stages: list[Stage]) -> None:
-    """Renders (and caches) the training and validation formulas of `run_stages` and the test formulas, once:
-    under a lock in the output folder, so that a second invocation started beside the first waits and then reads
-    the cache instead of rendering the same formulas again."""
+def render_stage(args, stage: Stage) -> None:
+    """Renders (and caches) the stage's training and validation formulas, once: under a lock in the output folder,
+    so that the other arm's invocation, arriving at the same stage, waits and then reads the cache instead of
+    rendering the same formulas again. Each stage is rendered just before it trains, so that one arm trains while
+    the other renders the next stage."""
     args.output_dir.mkdir(parents=True, exist_ok=True)
     with open(args.output_dir / ".rendering.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        for stage in run_stages:
-            load_text_recognition_dataset(stage.dataset, split="train", num_samples=args.num_train, seed=args.seed)
-            load_text_recognition_dataset(stage.dataset, split="validation", num_samples=args.num_validation)
-        held_out_formulas(args)
+        load_text_recognition_dataset(stage.dataset, split="train", num_samples=args.num_train, seed=args.seed)
+        load_text_recognition_dataset(stage.dataset, split="validation", num_samples=args.num_validation)
 
 
 def held_out_formulas(args):
@@ -277,11 +276,6 @@ def run(argv: list[str] | None = None) -> list[dict]:
     if args.carry_dir:
         for coverage in args.coverage:
             restore_run(args.carry_dir / coverage, args.output_dir / coverage)
-    if not args.report:
-        # Only what is still to train: a session that resumes the last stage need not render the first two.
-        render_data(args, [stage for stage in run_stages if not all(
-            stage_finished(args.output_dir / coverage / stage.name, stage, args.patience, PLATEAU_METRIC)
-            for coverage in args.coverage)])
     deadline = session_deadline(args.session_minutes)
     for coverage in args.coverage:
         run_dir = args.output_dir / coverage
@@ -291,7 +285,7 @@ def run(argv: list[str] | None = None) -> list[dict]:
         finished = run_finished(run_dir, run_stages, args.patience, PLATEAU_METRIC)
         if not finished and not args.report:
             finished = train_stages(run_dir, run_stages, functools.partial(train_arguments, args, coverage), deadline,
-                                    args.patience, PLATEAU_METRIC)
+                                    args.patience, PLATEAU_METRIC, prepare_stage=functools.partial(render_stage, args))
         if finished:
             result_file.write_text(json.dumps(evaluate_run(args, coverage)))
         if args.carry_dir and not args.report:

@@ -94,14 +94,21 @@ def train_stages(
     patience: int,
     metric: str,
     greater_is_better: bool = False,
+    prepare_stage: Callable[[Stage], None] | None = None,
 ) -> bool:
     """Trains the run's stages in order as far as the session allows (`deadline`, a `time.monotonic()` value); True
     when all have finished. `stage_arguments(stage, start, minutes)` gives the stage's textrec-train arguments:
-    `start` is the previous stage's model folder (None for the first stage), `minutes` the time left."""
+    `start` is the previous stage's model folder (None for the first stage), `minutes` the time left.
+    `prepare_stage(stage)`, if given, runs (within the session's time) before a stage still to train, such as
+    rendering its data."""
     start = None
     for stage in stages:
         stage_dir = run_dir / stage.name
         if not stage_finished(stage_dir, stage, patience, metric, greater_is_better):
+            if deadline <= time.monotonic():
+                return False
+            if prepare_stage is not None:
+                prepare_stage(stage)
             minutes = (deadline - time.monotonic()) / 60
             if minutes <= 0:
                 return False

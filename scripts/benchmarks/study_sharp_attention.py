@@ -4,15 +4,16 @@ digits, normal and rotated, each model trained until its validation word accurac
     python -m textrec.scripts.benchmarks.study_sharp_attention --mnist_dir ../shared/data/mnist \
         --output_dir runs/study-sharp-converged --attention soft hard sharp --digits normal rotated
 
-Every run (digits, attention) is a `sharp-attention` model trained with textrec's one training path (the
-architecture's ADADELTA recipe, batch 32, one sampled column per image and step for hard and sharp, lambda_r
-1.0) through a length curriculum applied to all alike: `--curriculum_steps` steps on strings of each
-`--curriculum_lengths` length, each stage starting from the previous stage's model, then strings of
+Every run (digits, attention) is a `sharp-attention` model (`--preset`, `small` by default: `base` with half the
+CNN channels, a quarter of the arithmetic of sharp's per-step patch CNN; see benchmark_sharp_step) trained with
+textrec's one training path (the architecture's ADADELTA recipe, batch 32, one sampled column per image and step
+for hard and sharp, lambda_r 1.0) through a length curriculum applied to all alike: `--curriculum_steps` steps on
+strings of each `--curriculum_lengths` length, each stage starting from the previous stage's model, then strings of
 `--length` digits until the word accuracy on `--num_validation` validation strings (MNIST's held-out training
-digits) has stopped improving: `--patience` evaluations without a lower validation CER (or `--max_steps`). Each stage saves checkpoints and
-resumes from them, so a study spans sessions: `--session_minutes` bounds the training time of one invocation,
-and running the same command again goes on where it stopped. Two one-thread studies side by side (different
-`--attention`, the same `--output_dir`) share the cores.
+digits) has stopped improving: `--patience` evaluations without a lower validation CER (or `--max_steps`). Each
+stage saves checkpoints and resumes from them, so a study spans sessions: `--session_minutes` bounds the training
+time of one invocation, and running the same command again goes on where it stopped. Two one-thread studies side by
+side (different `--attention`, the same `--output_dir`) share the cores.
 
 When every run has finished, the best model of each reads `--num_test` strings drawn from MNIST's test digits
 greedily; the table (word accuracy, mean attention entropy, steps, CPU minutes, steps per CPU-second at the
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import torch
 
+from textrec.modeling import SharpAttentionConfig
 from textrec.processing.attention_readout import read_with_attention
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.inference import load_recognizer
@@ -168,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--digits", nargs="+", choices=["normal", "rotated"], default=["normal", "rotated"])
     parser.add_argument("--attention", nargs="+", choices=["soft", "hard", "sharp"], default=["soft", "hard", "sharp"])
     parser.add_argument("--context_mode", choices=["pooling", "chain", "weighting"], default="chain")
-    parser.add_argument("--preset", choices=["tiny", "base", "paper"], default="base")
+    parser.add_argument("--preset", choices=sorted(SharpAttentionConfig.PRESETS), default="small")
     parser.add_argument("--max_steps", type=int, default=30_000, help="Most steps of the final stage.")
     parser.add_argument("--eval_steps", type=int, default=250, help="Steps between evaluations (and checkpoints).")
     parser.add_argument("--patience", type=int, default=8, help="Evaluations without a lower validation CER that end a run.")
