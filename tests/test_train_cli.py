@@ -153,6 +153,22 @@ def test_fine_tuning_with_another_charset_resets_only_embedding_and_head(trained
     assert all(torch.equal(before[name], after[name]) for name in before if name not in resized and "running" not in name and "num_batches" not in name)
 
 
+def test_frozen_modules_keep_their_weights_and_statistics_while_the_rest_trains(trained_folder, tmp_path):
+    """--freeze_modules encoder: no gradient reaches the encoder and its batch normalisation keeps its running
+    statistics (it runs in eval mode); the decoder trains. A part the model lacks is refused, naming its parts."""
+    before = load_file(trained_folder / "model.safetensors")
+    train_cli.run(tiny_run_arguments(tmp_path / "frozen", max_steps=2) + [
+        f"--model_name_or_path={trained_folder}", "--freeze_modules", "encoder", "--learning_rate=1e-2"])
+    after = load_file(tmp_path / "frozen" / "model.safetensors")
+    encoder = [name for name in before if name.startswith("encoder.")]
+    assert any("running_mean" in name for name in encoder)
+    assert all(torch.equal(before[name], after[name]) for name in encoder)
+    assert not all(torch.equal(before[name], after[name]) for name in before if name.startswith("decoder."))
+    with pytest.raises(ValueError, match="no part 'vision'; its parts: encoder, decoder, lm_head"):
+        train_cli.run(tiny_run_arguments(tmp_path / "wrong", max_steps=1) + [
+            f"--model_name_or_path={trained_folder}", "--freeze_modules", "vision"])
+
+
 def test_fine_tuning_trains_the_saved_models_architecture_and_refuses_another(trained_folder, tmp_path):
     """Without --model the saved model's architecture is the one trained (its weights all load); a --model that
     disagrees with the folder is an error, not a model silently started afresh."""

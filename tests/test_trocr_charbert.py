@@ -1,6 +1,7 @@
 """The TrOCR–CharBERT composite: causality, identity with TrOCR, generation, building from checkpoints."""
 
 import copy
+import shutil
 
 import pytest
 import torch
@@ -415,13 +416,18 @@ def test_study_fine_tunes_every_system_from_one_trocr_and_resumes(tmp_path):
         "--max_seq_length=48 --per_device_train_batch_size=8 --config_overrides='{\"char_rnn_scope\": \"token\"}'",
         "--confusion_samples=8", "--num_train=32", "--num_validation=4", "--num_test=4", "--max_steps=2",
         "--eval_steps=1", "--patience=1", "--batch_size=8", "--num_beams=2", "--threads=1",
+        f"--carry_dir={tmp_path / 'carried'}",
     ]
     arguments = [*common, "--systems", *systems]
     # Phases 1-3 only (no systems), then a session with no time left to fine-tune: both leave the systems unfinished.
     prepared = study_trocr_charbert.run([*common, "--systems"])
     assert prepared["systems"] == {} and "start" in prepared and "charbert" in prepared
+    # The next session's checkout has no runs/: CharBERT and the numbers come back from the carry, so a session
+    # with no time left still has them (it could not pre-train CharBERT again).
+    shutil.rmtree(tmp_path / "study")
     first = study_trocr_charbert.run([*arguments, "--session_minutes=0"])
-    assert first["systems"] == {}
+    assert first["systems"] == {} and first["charbert"] == prepared["charbert"] and first["start"] == prepared["start"]
+    assert (tmp_path / "study" / "charbert" / "config.json").is_file()
     report = (tmp_path / "study" / "results.md").read_text()
     assert "Still training" in report and "trocr-charbert-conv" in report
 

@@ -31,7 +31,9 @@ class ModelArguments:
     preset: str = field(
         default="base",
         metadata={"help": "Hyperparameters: tiny (seconds, tests), base, paper, fast (CPU sizes: what two cores "
-                  "train to read lines within the hour for the line models; the coverage study's size for comer).", "choices": ["tiny", "base", "paper", "fast"]},
+                  "train to read lines within the hour for the line models; the coverage study's size for comer), "
+                  "small (sharp-attention: base with half the CNN channels, the MNIST study's size).",
+                  "choices": ["tiny", "small", "base", "paper", "fast"]},
     )
     model_name_or_path: str | None = field(
         default=None,
@@ -57,6 +59,11 @@ class ModelArguments:
     )
     config_overrides: str | None = field(
         default=None, metadata={"help": 'JSON of configuration values over the preset, e.g. \'{"hidden_size": 128}\'.'}
+    )
+    freeze_modules: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Parts of the model not trained: dotted submodule names such as encoder (the vision encoder "
+                  "of a fine-tuned TrOCR) or decoder.embed_tokens. Their parameters keep their values."},
     )
 
 

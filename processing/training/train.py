@@ -99,8 +99,8 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
     A new model: its tokenizer, its configuration, the model, then the processor reading from the
     configuration what the model declares (input size, channels, the label length `max_target_length`). With
     `--model_name_or_path` (fine-tuning): the saved model and processor, with a fresh vocabulary where
-    `--charset` asks for one. Either way the architecture's `prepare_model` is applied. Returns
-    `(model, processor)`."""
+    `--charset` asks for one. Either way the architecture's `prepare_model` is applied and the parts named by
+    `--freeze_modules` are frozen. Returns `(model, processor)`."""
     if model_args.model_name_or_path:
         source = check_model_source(model_args.model_name_or_path)
         if model_args.backbone_weights:
@@ -123,7 +123,27 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
     processor.max_label_length = model.config.max_target_length
     if spec.prepare_model is not None:
         spec.prepare_model(model, processor)
+    freeze_modules(model, model_args.freeze_modules)
     return model, processor
+
+
+def run_in_eval_mode(module: torch.nn.Module, inputs) -> None:
+    module.eval()
+
+
+def freeze_modules(model: torch.nn.Module, names: list[str]) -> None:
+    """Stops training the submodules `names` (dotted, as `model.get_submodule` reads them): no gradients, and
+    each runs in eval mode whatever the model's (batch normalisation keeps its statistics, dropout is off), as
+    a fixed feature extractor does. A name the model does not have is an error that lists its top-level parts."""
+    for name in names:
+        try:
+            module = model.get_submodule(name)
+        except AttributeError:
+            parts = ", ".join(child for child, _ in model.named_children())
+            raise ValueError(f"--freeze_modules: the {type(model).__name__} has no part {name!r}; its parts: {parts}.") from None
+        module.requires_grad_(False)
+        module.register_forward_pre_hook(run_in_eval_mode)
+        logger.info("Frozen: %s (%s parameters)", name, f"{sum(p.numel() for p in module.parameters()):,}")
 
 
 def load_splits(data_args: DataArguments, training_args, processor: TextRecognitionProcessor):

@@ -6,7 +6,8 @@ from the same trained TrOCR, read greedily and with beam search.
         --output_dir runs/trocr-charbert-study --session_minutes 150
 
 Phases, each resumable (a finished phase is skipped; an unfinished training resumes from its checkpoint), so the
-study may span sessions: `--session_minutes` bounds the training time of one invocation.
+study may span sessions: `--session_minutes` bounds the training time of one invocation, and `--carry_dir`
+keeps the finished phases (the numbers, the confusion matrix, CharBERT) in the repository for the next checkout.
 
 1. The starting TrOCR (`--trocr`: a released name such as `trocr-lines`, or a `--model trocr` folder) reads the
    held-out handwriting-style test lines with its decoder: the comparison is only meaningful if it reads
@@ -18,8 +19,9 @@ study may span sessions: `--session_minutes` bounds the training time of one inv
 4. Fine-tuning, one textrec-train run per system from the same start: `trocr` is the starting TrOCR with its CTC
    head removed (so that every system learns from the same cross-entropy), `trocr-charbert-<combine>` is
    `from_trocr_and_charbert(TrOCR, CharBERT, combine, frozen_modules)`. The same data in the same order, AdamW with
-   a warm-up then a constant rate, an evaluation every `--eval_steps` and early stopping on the validation CER
-   (`--patience`), at most `--max_steps`.
+   a warm-up then a constant rate, the parts `--frozen_in_every_system` frozen in all (the line encoder by
+   default: the systems differ in their decoders), an evaluation every `--eval_steps` and early stopping on the
+   validation CER (`--patience`), at most `--max_steps`.
 5. Every fine-tuned system (and the start) reads `--num_test` held-out lines greedily and with beam search of
    `--num_beams`: CER, WER, the share of lines beam search changes, lines per second. `results.md` has the table
    beside the thesis's numbers (George Washington: TrOCR CER 4.78 / WER 14.44, the best composite 5.88 / 12.84),
@@ -30,6 +32,7 @@ import argparse
 import json
 import logging
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -46,7 +49,9 @@ from textrec.processing.metrics import evaluate_texts
 from textrec.processing.metrics.exprate import token_edit_distance
 from textrec.processing.training import charbert as charbert_pretraining
 
-from .staged_training import Stage, run_finished, run_summary, session_deadline, train_stages
+from .staged_training import (
+    CARRY_DIR_HELP, Stage, carry_run, restore_run, run_finished, run_summary, session_deadline, train_stages,
+)
 
 logger = logging.getLogger("textrec.study")
 
@@ -76,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "systems may run side by side once CharBERT is pre-trained; they share results.json.")
     parser.add_argument("--frozen_modules", nargs="*", default=["charbert"],
                         help="Parts of the composites not fine-tuned (TrOCRCharBertConfig.frozen_modules).")
+    parser.add_argument("--frozen_in_every_system", nargs="*", default=["encoder"],
+                        help="Parts frozen in all five fine-tunings alike (textrec-train --freeze_modules; they run in "
+                        "eval mode): by default the shared line encoder, whose fine-tuning without the CTC signal it "
+                        "was trained with knocked the start off its minimum.")
     parser.add_argument("--corpus", nargs="+", default=["/usr/share/games/fortunes"], help="CharBERT's pre-training text.")
     parser.add_argument("--charbert_preset", default="small")
     parser.add_argument("--charbert_steps", type=int, default=3000)
@@ -98,7 +107,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--session_minutes", type=float, default=150.0, help="Training time of this invocation.")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's).")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--carry_dir", type=Path, default=None,
+                        help=CARRY_DIR_HELP + " Here: results.json, the confusion matrix and CharBERT (its pre-training "
+                        "resumes); a fine-tuning run unfinished at the session's end starts again (a composite's "
+                        "optimizer state is over 100 MB).")
     return parser
+
+
+CARRIED_FILES = ("results.json", "confusion.json")
+"""What the study carries besides CharBERT's run: the finished phases' numbers."""
+
+
+def carry_study(output_dir: Path, carry_dir: Path) -> None:
+    """Copies what the next session's checkout needs to go on to `carry_dir` (see `--carry_dir`)."""
+    carry_dir.mkdir(parents=True, exist_ok=True)
+    carry_run(output_dir / "charbert", carry_dir / "charbert")
+    for name in CARRIED_FILES:
+        if (output_dir / name).exists():
+            shutil.copy2(output_dir / name, carry_dir / name)
 
 
 def read(model_dir: str, args, images: list, references: list[str]) -> dict:
@@ -183,7 +209,8 @@ def finetune_arguments(args, run_dir: Path, start: Path, stage: Stage, previous:
         data_seed=args.seed,
         use_cpu=True,
     )
-    return [f"--{key}={value}" for key, value in arguments.items()]
+    frozen = ["--freeze_modules", *args.frozen_in_every_system] if args.frozen_in_every_system else []
+    return [f"--{key}={value}" for key, value in arguments.items()] + frozen
 
 
 def percent(value: float) -> str:
@@ -241,6 +268,8 @@ def run(argv: list[str] | None = None) -> dict:
         torch.set_num_threads(args.threads)
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
+    if args.carry_dir:
+        restore_run(args.carry_dir, output_dir)
     deadline = session_deadline(args.session_minutes)
     trocr = check_model_source(args.trocr)
     test = load_text_recognition_dataset(HELD_OUT_LINES, split="test", num_samples=args.num_test, seed=args.seed)
@@ -320,6 +349,8 @@ def run(argv: list[str] | None = None) -> dict:
     if unfinished:
         report += ["", f"Still training (run the command again to go on): {', '.join(unfinished)}"]
     (output_dir / "results.md").write_text("\n".join(report) + "\n")
+    if args.carry_dir:
+        carry_study(output_dir, args.carry_dir)
     print("\n".join(report))
     return results
 
