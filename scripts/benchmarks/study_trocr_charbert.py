@@ -100,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max_steps", type=int, default=3000, help="Most fine-tuning steps per system.")
     parser.add_argument("--eval_steps", type=int, default=250)
     parser.add_argument("--patience", type=int, default=4, help="Evaluations without a lower validation CER that end a run.")
-    parser.add_argument("--learning_rate", type=float, default=2e-4)
+    parser.add_argument("--learning_rate", type=float, default=5e-5,
+                        help="AdamW's rate after the warm-up (2e-4 knocked the start off its minimum, encoder frozen or not).")
     parser.add_argument("--warmup_steps", type=int, default=100)
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--num_beams", type=int, default=4)
