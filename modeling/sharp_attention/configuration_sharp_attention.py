@@ -11,6 +11,18 @@ MIN_PATCH_WIDTH = 8
 """The narrowest patch the VGG backbone design reads (two 2x2 poolings and a 2x2 convolution)."""
 
 
+BASE_PRESET = dict(
+    cnn_channels=[32, 64, 128, 128, 256, 256, 256],
+    encoder_hidden_size=128,
+    decoder_hidden_size=128,
+    attention_dim=128,
+    embedding_dim=64,
+    localization_channels=[16, 32],
+    localization_hidden_size=64,
+)
+"""The `base` preset: CPU-sized, for the line and digit-string studies."""
+
+
 class SharpAttentionConfig(ConfigPresetsMixin, PretrainedConfig):
     r"""
     Configuration of [`SharpAttentionForTextRecognition`]: the VGG backbone of CRNN turns a grey line image
@@ -83,26 +95,10 @@ class SharpAttentionConfig(ConfigPresetsMixin, PretrainedConfig):
             localization_channels=[4, 4],
             localization_hidden_size=8,
         ),
-        "base": dict(
-            cnn_channels=[32, 64, 128, 128, 256, 256, 256],
-            encoder_hidden_size=128,
-            decoder_hidden_size=128,
-            attention_dim=128,
-            embedding_dim=64,
-            localization_channels=[16, 32],
-            localization_hidden_size=64,
-        ),
+        "base": BASE_PRESET,
         # `base` with half the CNN channels (the VGG's and the patch CNN's): a quarter of their arithmetic, for the
         # MNIST study on a CPU.
-        "small": dict(
-            cnn_channels=[16, 32, 64, 64, 128, 128, 128],
-            encoder_hidden_size=128,
-            decoder_hidden_size=128,
-            attention_dim=128,
-            embedding_dim=64,
-            localization_channels=[16, 32],
-            localization_hidden_size=64,
-        ),
+        "small": {**BASE_PRESET, "cnn_channels": [16, 32, 64, 64, 128, 128, 128]},
         "paper": dict(),
     }
 

@@ -22,7 +22,6 @@ import argparse
 import platform
 import random
 import statistics
-import sys
 import time
 
 import numpy as np
@@ -34,6 +33,8 @@ from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.data.area_batching import AreaBatchSampler, image_sizes
 from textrec.processing.data.collator import TextRecognitionCollator
 from textrec.processing.training.architectures import get_spec
+
+from .step_calibration import print_step_table
 
 COVERAGES = ("none", "fusion")
 
@@ -128,18 +129,14 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(f"| {preset} | {coverage} | {t['parameters']:,} | {t['encoder']:.3f} | {decoder:.3f} | "
                         f"{arm_cell} | {t['step']:.3f} | {1 / t['step']:.2f} |")
 
-    print(f"CoMER training step (forward + backward), {len(batches)} batches of synthetic-math formulas of at most "
-          f"{args.max_tokens} tokens ({formulas} formulas, on average {pixels:,.0f} padded pixels and {tokens:.0f} "
-          f"label positions per batch), {torch.get_num_threads()} CPU thread(s), torch {torch.__version__}, "
-          f"{platform.processor() or platform.machine()}; seconds per step")
-    print()
-    print("| preset | coverage | parameters | encoder | decoder without ARM | ARM | step | steps/s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    print("\n".join(rows))
-    print()
-    print("Command: python -m textrec.scripts.benchmarks.benchmark_comer_step "
-          + " ".join(sys.argv[1:] if argv is None else argv))
-
+    print_step_table(
+        f"CoMER training step (forward + backward), {len(batches)} batches of synthetic-math formulas of at most "
+        f"{args.max_tokens} tokens ({formulas} formulas, on average {pixels:,.0f} padded pixels and {tokens:.0f} "
+        f"label positions per batch), {torch.get_num_threads()} CPU thread(s), torch {torch.__version__}, "
+        f"{platform.processor() or platform.machine()}; seconds per step",
+        ["preset", "coverage", "parameters", "encoder", "decoder without ARM", "ARM", "step", "steps/s"],
+        rows, "benchmark_comer_step", argv,
+    )
 
 if __name__ == "__main__":
     main()

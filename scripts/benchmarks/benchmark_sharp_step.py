@@ -20,12 +20,13 @@ alike; the table gives the fastest run of each, in seconds:
 
 import argparse
 import platform
-import sys
 import time
 
 import torch
 
 from textrec.modeling import SharpAttentionConfig, SharpAttentionForTextRecognition
+
+from .step_calibration import print_step_table
 
 ATTENTION_TYPES = ("soft", "hard", "sharp")
 
@@ -96,17 +97,14 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(f"| {preset} | {attention} | {model.num_parameters():,} | {t['encoder']:.3f} | "
                         f"{' | '.join(cells)} | {rest:.3f} | {t['step']:.3f} | {1 / t['step']:.2f} |")
 
-    print(f"Sharp-attention training step (forward + backward), batches of {args.batch_size} 100x32 images with "
-          f"{args.length + 1} label positions, {torch.get_num_threads()} CPU thread(s), torch {torch.__version__}, "
-          f"{platform.processor() or platform.machine()}; seconds, the fastest of {args.repeats} runs")
-    print()
-    print("| preset | attention | parameters | encoder | sharpener | patch CNN | rest of the decoder | step | steps/s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    print("\n".join(rows))
-    print()
-    print("Command: python -m textrec.scripts.benchmarks.benchmark_sharp_step "
-          + " ".join(sys.argv[1:] if argv is None else argv))
-
+    print_step_table(
+        f"Sharp-attention training step (forward + backward), batches of {args.batch_size} 100x32 images with "
+        f"{args.length + 1} label positions, {torch.get_num_threads()} CPU thread(s), torch {torch.__version__}, "
+        f"{platform.processor() or platform.machine()}; seconds, the fastest of {args.repeats} runs",
+        ["preset", "attention", "parameters", "encoder", "sharpener", "patch CNN", "rest of the decoder", "step",
+         "steps/s"],
+        rows, "benchmark_sharp_step", argv,
+    )
 
 if __name__ == "__main__":
     main()

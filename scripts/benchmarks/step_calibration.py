@@ -1,6 +1,7 @@
 """How many steps a model can train in a budget: the time of its fastest training step, measured on a
 throw-away copy."""
 
+import sys
 import time
 
 import numpy as np
@@ -31,3 +32,15 @@ def seconds_per_step(model, collator, dataset, batch_size: int, learning_rate: f
         if step >= CALIBRATION_WARMUP_STEPS:
             timings.append(time.perf_counter() - start)
     return min(timings)
+
+
+def print_step_table(caption: str, columns: list[str], rows: list[str], script: str, argv: list[str] | None) -> None:
+    """A step benchmark's report: the caption (what was timed, where), a Markdown table of `rows` under `columns`
+    (the first two columns name the model, the others are numbers, right-aligned), and the command that made it."""
+    print(caption)
+    print()
+    print("| " + " | ".join(columns) + " |")
+    print("|---|---|" + "---:|" * (len(columns) - 2))
+    print("\n".join(rows))
+    print()
+    print(f"Command: python -m textrec.scripts.benchmarks.{script} " + " ".join(sys.argv[1:] if argv is None else argv))
