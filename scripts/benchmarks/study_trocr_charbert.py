@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--confusion_samples", type=int, default=1000)
     parser.add_argument("--num_train", type=int, default=40_000, help="Fine-tuning lines.")
     parser.add_argument("--num_validation", type=int, default=200)
-    parser.add_argument("--num_test", type=int, default=200)
+    parser.add_argument("--num_test", type=int, default=1000,
+                        help="Held-out test lines (200 left the paired intervals about 2 CER points wide).")
     parser.add_argument("--max_steps", type=int, default=3000, help="Most fine-tuning steps per system.")
     parser.add_argument("--eval_steps", type=int, default=250)
     parser.add_argument("--patience", type=int, default=4, help="Evaluations without a lower validation CER that end a run.")
