@@ -16,6 +16,8 @@ alike; the table gives the fastest run of each, in seconds:
   of its output;
 - step: forward and backward of the whole model with its loss, as a training step has them (the optimiser's
   update left out). The decoder's own share (LSTM cell, attention, output layer) is the step less the others.
+
+`--bf16` runs every forward pass under bf16 autocast, as textrec-train's `--bf16` does.
 """
 
 import argparse
@@ -32,8 +34,9 @@ ATTENTION_TYPES = ("soft", "hard", "sharp")
 
 
 def part_timings(model: SharpAttentionForTextRecognition, pixel_values: torch.Tensor, labels: torch.Tensor,
-                 repeats: int) -> dict[str, float]:
-    """The fastest of `repeats` timed runs of each part (see the module docstring), in seconds."""
+                 repeats: int, bf16: bool = False) -> dict[str, float]:
+    """The fastest of `repeats` timed runs of each part (see the module docstring), in seconds; forward passes
+    under bf16 autocast with `bf16`, as textrec-train's `--bf16` runs them."""
     steps = labels.shape[1]
 
     def encoder():
@@ -63,7 +66,8 @@ def part_timings(model: SharpAttentionForTextRecognition, pixel_values: torch.Te
     for repeat in range(repeats + 1):
         for name, function in parts.items():
             start = time.perf_counter()
-            function()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                function()
             if repeat:
                 timings[name].append(time.perf_counter() - start)
     return {name: min(values) for name, values in timings.items()}
@@ -77,6 +81,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--length", type=int, default=13, help="Digits per string (label positions less one).")
     parser.add_argument("--repeats", type=int, default=3, help="Timed runs of each part (the fastest counts).")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--bf16", action="store_true",
+                        help="bf16 autocast (fast only where the CPU computes bf16 natively: AVX-512 BF16 or AMX).")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -90,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
             torch.manual_seed(args.seed)
             config = SharpAttentionConfig.from_preset(preset, attention_type=attention, vocab_size=13)
             model = SharpAttentionForTextRecognition(config).train()
-            t = part_timings(model, pixel_values, labels, args.repeats)
+            t = part_timings(model, pixel_values, labels, args.repeats, args.bf16)
             sharp = attention == "sharp"
             rest = t["step"] - t["encoder"] - (t["sharpener"] + t["patch_cnn"] if sharp else 0.0)
             cells = [f"{t['sharpener']:.3f}", f"{t['patch_cnn']:.3f}"] if sharp else ["-", "-"]
@@ -99,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
 
     print_step_table(
         f"Sharp-attention training step (forward + backward), batches of {args.batch_size} 100x32 images with "
-        f"{args.length + 1} label positions, {torch.get_num_threads()} CPU thread(s), torch {torch.__version__}, "
+        f"{args.length + 1} label positions, {torch.get_num_threads()} CPU thread(s), "
+        f"{'bf16 autocast' if args.bf16 else 'fp32'}, torch {torch.__version__}, "
         f"{platform.processor() or platform.machine()}; seconds, the fastest of {args.repeats} runs",
         ["preset", "attention", "parameters", "encoder", "sharpener", "patch CNN", "rest of the decoder", "step",
          "steps/s"],
