@@ -263,6 +263,22 @@ def test_attention_entropy_metric_averages_step_entropies_per_image_then_over_im
 
 
 @pytest.mark.slow
+def test_study_default_arguments_are_textrec_train_arguments(tmp_path):
+    """The study's own defaults (the `small` preset, the recipe, bf16 as the CPU allows) are what textrec-train
+    accepts for the first stage (a new model); a later stage starts from the previous stage's model."""
+    from textrec.processing.training import parse_arguments
+    from textrec.scripts.benchmarks import study_sharp_attention
+
+    args = study_sharp_attention.build_parser().parse_args([f"--mnist_dir={tmp_path}"])
+    first, final = study_sharp_attention.stages(args, rotated=False)[::2]
+    model_args, _, training_args = parse_arguments(
+        study_sharp_attention.train_arguments(args, tmp_path, "sharp", first, None, 10.0))
+    assert model_args.preset == "small" and training_args.max_steps == args.curriculum_steps
+    later = study_sharp_attention.train_arguments(args, tmp_path, "sharp", final, tmp_path / "length-9", 10.0)
+    assert f"--model_name_or_path={tmp_path / 'length-9'}" in later and "--early_stopping_patience=8" in later
+    assert not any(argument.startswith("--preset") for argument in later)  # the saved model's own
+
+
 def test_study_runs_its_curriculum_across_sessions_and_reports(tmp_path):
     """A session too short to finish leaves the run unfinished (and says so); the same command then resumes
     it, trains the final length from the curriculum stage's model until the CER plateaus, and reports."""
