@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from textrec.processing.training import parse_arguments, train_from_arguments
 from textrec.scripts.benchmarks.staged_training import (
     RESUME_ONLY_FILES,
     Stage,
@@ -38,8 +39,12 @@ def write(path, text="x"):
 def test_carry_keeps_finished_models_and_the_unfinished_stage_newest_and_best_checkpoints(tmp_path):
     run = tmp_path / "run"
     for name in ("model.safetensors", "trainer_state.json", "config.json"):
-        write(run / "short" / name)  # a finished stage: its model at the top
-    write(run / "short" / "checkpoint-4" / "optimizer.pt")  # a finished stage's checkpoints are not needed
+        write(run / "short" / name)  # a finished stage: its model at the top (train_stages removed its checkpoints)
+        write(run / "stopped" / name)  # a stage the session's time stopped: its model at the top, and checkpoints
+    write(run / "short" / "modeling_comer.py")  # the model's code, which textrec does not need
+    write(run / "long" / "checkpoint-6" / "modeling_comer.py")
+    write(run / "stopped" / "checkpoint-8" / "optimizer.pt")
+    write(run / "stopped" / "checkpoint-8" / "trainer_state.json", json.dumps({"best_model_checkpoint": "x/stopped/checkpoint-8"}))
     write(run / "study_result.json")
     for step in (2, 6):
         for name in ("model.safetensors", "config.json", *RESUME_ONLY_FILES):
@@ -50,6 +55,8 @@ def test_carry_keeps_finished_models_and_the_unfinished_stage_newest_and_best_ch
     carried = {str(path.relative_to(run)) for path in files_to_carry(run)}
     assert carried == {
         "study_result.json", "short/model.safetensors", "short/trainer_state.json", "short/config.json",
+        "stopped/model.safetensors", "stopped/trainer_state.json", "stopped/config.json",
+        "stopped/checkpoint-8/optimizer.pt", "stopped/checkpoint-8/trainer_state.json",
         *(f"long/checkpoint-6/{name}" for name in ("model.safetensors", "config.json", "trainer_state.json", *RESUME_ONLY_FILES)),
         "long/checkpoint-2/model.safetensors", "long/checkpoint-2/config.json", "long/checkpoint-2/trainer_state.json",
     }
@@ -69,12 +76,10 @@ def test_carry_keeps_finished_models_and_the_unfinished_stage_newest_and_best_ch
 @pytest.mark.slow
 def test_carried_run_resumes_from_its_newest_checkpoint_in_a_new_checkout(tmp_path):
     run = tmp_path / "runs" / "study"
-    assert train_stages(run, [Stage("lines", DATA, 4, final=False)], lambda *a: tiny_arguments(run, *a),
-                        session_deadline(10), patience=2, metric="cer")
-    # As if the session had ended after the step-4 checkpoint, before the stage was closed.
-    for path in (run / "lines").iterdir():
-        if path.is_file():
-            path.unlink()
+    # A session whose time ran out at step 4 of a 6-step stage: textrec-train saved the model and its state at the
+    # top of the stage's folder, beside its checkpoints.
+    train_from_arguments(*parse_arguments(tiny_arguments(run, Stage("lines", DATA, 4, final=False), None, 10)))
+    assert (run / "lines" / "trainer_state.json").is_file() and (run / "lines" / "checkpoint-4").is_dir()
     first_history = log_history(run / "lines")
     carry_run(run, tmp_path / "carried")
     assert (tmp_path / "carried" / "lines" / "checkpoint-4" / "optimizer.pt").is_file()
@@ -88,3 +93,5 @@ def test_carried_run_resumes_from_its_newest_checkpoint_in_a_new_checkout(tmp_pa
     losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
     # Resumed, not restarted: the first four steps' log is the carried one, and only steps 5 and 6 were trained.
     assert losses[:4] == [entry["loss"] for entry in first_history if "loss" in entry][:4] and len(losses) == 6
+    # Finished: its checkpoints are gone (its model is at the top), so the next carry is the model alone.
+    assert not list((run / "lines").glob("checkpoint-*"))

@@ -116,6 +116,7 @@ def train_stages(
             train_from_arguments(*parse_arguments(stage_arguments(stage, start, minutes)))
             if not stage_finished(stage_dir, stage, patience, metric, greater_is_better):
                 return False
+        remove_checkpoints(stage_dir)
         start = stage_dir
     return True
 
@@ -180,21 +181,32 @@ def checkpoint_step(checkpoint: Path) -> int:
 def files_to_carry(run_dir: Path) -> list[Path]:
     """The files that resume `run_dir` elsewhere: every file outside the checkpoints (each finished stage's model
     and log, the run's results); of each unfinished stage (one with checkpoints and no final `trainer_state.json`)
-    its newest checkpoint whole, and the weights and log of its best one, which `load_best_model_at_end` loads."""
-    files = [path for path in run_dir.rglob("*") if path.is_file()
+    its newest checkpoint whole, and the weights and log of its best one, which `load_best_model_at_end` loads.
+    Never the copies of the model's code that a saved model folder holds (textrec loads its own classes, and
+    writes the code again when it exports).
+
+    A stage with checkpoints is unfinished: a stage stopped by the session's time has its model and
+    `trainer_state.json` at the top too, and resumes from its newest checkpoint; `train_stages` removes a
+    finished stage's checkpoints (`remove_checkpoints`)."""
+    files = [path for path in run_dir.rglob("*") if path.is_file() and path.suffix != ".py"
              and not any(part.startswith(CHECKPOINT_PREFIX) for part in path.relative_to(run_dir).parts)]
     stage_dirs = {checkpoint.parent for checkpoint in run_dir.rglob(f"{CHECKPOINT_PREFIX}*") if checkpoint.is_dir()}
     for stage_dir in stage_dirs:
-        if (stage_dir / "trainer_state.json").is_file():
-            continue  # finished: its model is at the top of its folder
         checkpoints = sorted((path for path in stage_dir.glob(f"{CHECKPOINT_PREFIX}*") if path.is_dir()), key=checkpoint_step)
         newest = checkpoints[-1]
-        files += [path for path in newest.rglob("*") if path.is_file()]
+        files += [path for path in newest.rglob("*") if path.is_file() and path.suffix != ".py"]
         best = json.loads((newest / "trainer_state.json").read_text()).get("best_model_checkpoint")
         if best and Path(best).name != newest.name and (stage_dir / Path(best).name).is_dir():
             files += [path for path in (stage_dir / Path(best).name).iterdir()
-                      if path.is_file() and path.name not in RESUME_ONLY_FILES]
+                      if path.is_file() and path.name not in RESUME_ONLY_FILES and path.suffix != ".py"]
     return sorted(files)
+
+
+def remove_checkpoints(stage_dir: Path) -> None:
+    """Deletes a finished stage's checkpoints: its model is at the top of its folder, and nothing resumes it."""
+    for checkpoint in stage_dir.glob(f"{CHECKPOINT_PREFIX}*"):
+        if checkpoint.is_dir():
+            shutil.rmtree(checkpoint)
 
 
 def carry_run(run_dir: Path, carried_dir: Path) -> int:

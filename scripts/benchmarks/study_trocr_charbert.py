@@ -50,7 +50,8 @@ from textrec.processing.metrics.exprate import token_edit_distance
 from textrec.processing.training import charbert as charbert_pretraining
 
 from .staged_training import (
-    CARRY_DIR_HELP, Stage, carry_run, restore_run, run_finished, run_summary, session_deadline, train_stages,
+    CARRY_DIR_HELP, Stage, carry_run, remove_checkpoints, restore_run, run_finished, run_summary, session_deadline,
+    train_stages,
 )
 
 logger = logging.getLogger("textrec.study")
@@ -308,6 +309,7 @@ def run(argv: list[str] | None = None) -> dict:
             pretrain_charbert(args, confusions, charbert_dir, minutes)
         if (charbert_dir / charbert_pretraining.RESULTS_FILE).exists() and charbert_summary(charbert_dir)["steps"] >= args.charbert_steps:
             results["charbert"] = charbert_summary(charbert_dir)
+            remove_checkpoints(charbert_dir)  # pre-trained: nothing resumes it, and its carry is the model alone
             save()
         else:
             unfinished.append("charbert")
