@@ -188,18 +188,18 @@ def files_to_carry(run_dir: Path) -> list[Path]:
     A stage with checkpoints is unfinished: a stage stopped by the session's time has its model and
     `trainer_state.json` at the top too, and resumes from its newest checkpoint; `train_stages` removes a
     finished stage's checkpoints (`remove_checkpoints`)."""
-    files = [path for path in run_dir.rglob("*") if path.is_file() and path.suffix != ".py"
+    files = [path for path in run_dir.rglob("*") if path.is_file()
              and not any(part.startswith(CHECKPOINT_PREFIX) for part in path.relative_to(run_dir).parts)]
     stage_dirs = {checkpoint.parent for checkpoint in run_dir.rglob(f"{CHECKPOINT_PREFIX}*") if checkpoint.is_dir()}
     for stage_dir in stage_dirs:
         checkpoints = sorted((path for path in stage_dir.glob(f"{CHECKPOINT_PREFIX}*") if path.is_dir()), key=checkpoint_step)
         newest = checkpoints[-1]
-        files += [path for path in newest.rglob("*") if path.is_file() and path.suffix != ".py"]
+        files += [path for path in newest.rglob("*") if path.is_file()]
         best = json.loads((newest / "trainer_state.json").read_text()).get("best_model_checkpoint")
         if best and Path(best).name != newest.name and (stage_dir / Path(best).name).is_dir():
             files += [path for path in (stage_dir / Path(best).name).iterdir()
-                      if path.is_file() and path.name not in RESUME_ONLY_FILES and path.suffix != ".py"]
-    return sorted(files)
+                      if path.is_file() and path.name not in RESUME_ONLY_FILES]
+    return sorted(path for path in files if path.suffix != ".py")
 
 
 def remove_checkpoints(stage_dir: Path) -> None:
