@@ -101,7 +101,8 @@ def test_installed_release_loads_by_short_name(name):
 @pytest.mark.parametrize("name", [name for name in released_model_names() if name in release_module.RELEASES])
 def test_installed_release_reads_held_out_lines(name):
     """A guard against shipping broken weights (a bad fp16 conversion, the wrong folder): the release's own
-    benchmark numbers are in its card and README; here 20 clean print lines must read at CER under 5%."""
+    benchmark numbers are in its card and README; here 20 samples of its first test set (clean print lines for the
+    line models) must read at a CER under its `guard_cer`."""
     from textrec.processing.data import load_text_recognition_dataset
     from textrec.processing.metrics import evaluate_texts
 
@@ -109,7 +110,7 @@ def test_installed_release_reads_held_out_lines(name):
     dataset = load_text_recognition_dataset(next(iter(release.test_sets.values())), split="test", num_samples=20)
     model, processor = load_recognizer(name)
     texts = recognize(model, processor, list(dataset["image"]), progress=False).texts
-    assert evaluate_texts(texts, list(dataset["text"]))["cer"] < 0.05
+    assert evaluate_texts(texts, list(dataset["text"]))["cer"] < release.guard_cer
 
 
 @pytest.mark.slow
