@@ -444,6 +444,9 @@ def test_study_fine_tunes_every_system_from_one_trocr_and_resumes(tmp_path):
     table = (tmp_path / "study" / "results.md").read_text()
     assert all(f"| {name} |" in table for name in ["start (no fine-tuning)", *systems])
     assert "Still training" not in table
+    # Readings of 4 test lines cannot be compared with readings of 3: another --num_test is refused.
+    with pytest.raises(ValueError, match="readings of 4 test lines, not --num_test 3"):
+        study_trocr_charbert.run([*arguments, "--num_test=3"])
 
 
 def test_corrector_decoding_benchmark_times_the_three_systems_on_equal_work():

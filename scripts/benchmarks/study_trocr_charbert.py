@@ -279,6 +279,10 @@ def run(argv: list[str] | None = None) -> dict:
     images, references = list(test["image"]), list(test["text"])
     results_file = output_dir / "results.json"
     results = json.loads(results_file.read_text()) if results_file.exists() else {"systems": {}}
+    lines_read = len(results["start"]["reading"]["greedy"]["texts"]) if "start" in results else len(references)
+    if lines_read != len(references):
+        raise ValueError(f"{results_file} holds readings of {lines_read} test lines, not --num_test {len(references)}: "
+                         "give another --output_dir, or the same --num_test.")
 
     def save() -> None:
         # Another invocation may have finished other systems since this one started: keep theirs.
