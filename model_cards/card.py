@@ -24,6 +24,8 @@ def render_model_card(
     decoding: str = "attention",
     training_data: str | None = None,
     template: str = "text_recognition.md",
+    reads: str = "one line of text",
+    tokens: str = "characters",
 ) -> ModelCard:
     """A model card whose metadata holds `pipeline_tag`, tags and a `model-index` entry per metric and dataset.
 
@@ -33,6 +35,7 @@ def render_model_card(
         training_command: the command that trained the model, for the card's "Training" section.
         decoding: how the model reads best, and was evaluated: `"attention"` (`generate()`) or `"ctc"`.
         training_data: the data it was trained on, when not `dataset_name` (the evaluation data).
+        reads, tokens: what one image holds and what the vocabulary's tokens are (`ArchitectureSpec`).
     """
     evaluations = {dataset_name: eval_results, **(more_evaluations or {})}
     evaluations = {
@@ -69,6 +72,8 @@ def render_model_card(
         repo_id=repo_id,
         architecture=architecture,
         architecture_description=architecture_description,
+        reads=reads,
+        tokens=tokens,
         dataset_name=dataset_name,
         dataset_split=dataset_split,
         eval_results={

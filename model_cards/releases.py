@@ -248,12 +248,14 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         model=model,
         architecture=spec.name,
         architecture_description=spec.description,
+        reads=spec.reads,
+        tokens=spec.tokens,
         repo_id=release.name,
         dataset_name=release.test_sets[next(iter(release.test_sets))],
         dataset_split="test",
         eval_results=results[decoding][next(iter(release.test_sets))],
         eval_samples=release.test_samples,
-        training_summary=training_summary(model_dir),
+        training_summary=("The study's last stage: " if release.study else "") + training_summary(model_dir),
         more_evaluations={
             release.test_sets[name]: scores for name, scores in list(results[decoding].items())[1:]
         },

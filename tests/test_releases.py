@@ -62,6 +62,7 @@ def test_package_card_holds_both_test_sets_and_the_training_command(packaged, sm
         assert f"name: {dataset}" in card
     assert "textrec-train --model=self-attention --preset=fast" in card
     assert "--output_dir=runs/self-attention-lines" in card
+    assert "an image of one line of text in" in card and "(characters plus `<pad>`" in card
 
 
 def test_packaged_model_loads_in_fp32_and_reads_as_the_trained_one(trained_run, packaged, sample_line_images):
@@ -210,6 +211,9 @@ def test_release_trained_by_a_study_packages_the_study_model(tmp_path):
     card = (folder / "README.md").read_text()
     assert f"python -m textrec.scripts.benchmarks.comer_coverage_study {' '.join(tiny_study[:2])}" in card
     assert "synthetic-math:max_tokens=48" in card and release.training_data in card
+    # A formula model's card says what it reads, what its tokens are, and that its training summary is the last stage's.
+    assert "an image of one typeset formula in" in card and "LaTeX tokens of the CROHME dictionary plus" in card
+    assert "Training: The study's last stage: " in card and "validation metric `cer`" in card
     assert (tmp_path / "carried" / "fusion" / "tokens-48" / "model.safetensors").is_file()
     model, _ = load_recognizer(str(folder))
     assert model.config.model_type == "textrec-comer" and model.config.coverage == "fusion"

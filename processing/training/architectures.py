@@ -34,6 +34,8 @@ class ArchitectureSpec:
         name: the command-line name.
         config_class, model_class: from `textrec.modeling.ARCHITECTURES`.
         description: one or two sentences for model cards.
+        reads: what one image holds, for model cards ("an image of <reads> in").
+        tokens: what the vocabulary's tokens are, for model cards.
         image_processor_kwargs: `TextRecognitionImageProcessor` settings for new models, but for what the model's
             configuration declares (channels, height where it has one, a fixed-size model's width), which the
             processor reads from it (`build_recognizer`).
@@ -56,6 +58,8 @@ class ArchitectureSpec:
     config_class: type
     model_class: type
     description: str
+    reads: str = "one line of text"
+    tokens: str = "characters"
     image_processor_kwargs: dict = field(default_factory=dict)
     config_defaults: dict = field(default_factory=dict)
     recipe: TrainingRecipe | None = None
@@ -136,7 +140,7 @@ FORMULA_IMAGES = dict(
 # Training batches packed by image area as in the published code: at most 8 formulas and 320000 padded
 # pixels each (`--batch_max_area 0` for fixed-size batches).
 COMER_RECIPE = TrainingRecipe(
-    summary="SGD with momentum; learning rate reduced on a plateau of the validation ExpRate",
+    summary="SGD with momentum; learning rate reduced on a plateau of the validation metric",
     defaults=dict(
         learning_rate=0.08,
         weight_decay=1e-4,
@@ -203,8 +207,10 @@ SPECS = {
         description=(
             "CoMER: a DenseNet encodes the formula image with 2-D positions; a transformer decoder trained in both "
             "directions reads it, its cross-attention refined by an Attention Refinement Module from the coverage "
-            "of earlier steps (none: the BTTR baseline). LaTeX tokens of the CROHME dictionary."
+            "of earlier steps (none: the BTTR baseline)."
         ),
+        reads="one typeset formula",
+        tokens="LaTeX tokens of the CROHME dictionary",
         image_processor_kwargs=FORMULA_IMAGES,
         recipe=COMER_RECIPE,
         build_tokenizer=build_latex_tokenizer,

@@ -292,6 +292,8 @@ def train_from_arguments(
         card_details=dict(
             architecture=spec.name,
             architecture_description=spec.description,
+            reads=spec.reads,
+            tokens=spec.tokens,
             dataset_name=data_args.eval_dataset or data_args.dataset,
             dataset_split=data_args.eval_split,
             eval_samples=len(eval_dataset),

@@ -247,7 +247,8 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
             training_summary=(
                 f"{steps} steps of `Seq2SeqTrainer`, {batch}, "
                 f"learning rate {self.args.learning_rate} "
-                f"({self.recipe.summary if self.recipe is not None else getattr(schedule, 'value', schedule)})."
+                f"({self.recipe.summary if self.recipe is not None else getattr(schedule, 'value', schedule)})"
+                + (f"; validation metric `{self.args.metric_for_best_model}`." if self.args.metric_for_best_model else ".")
             ),
             **self.card_details,
         )
