@@ -12,6 +12,8 @@ def render_model_card(
     model,
     architecture: str,
     architecture_description: str,
+    reads: str,
+    tokens: str,
     repo_id: str,
     dataset_name: str,
     dataset_split: str,
@@ -24,8 +26,6 @@ def render_model_card(
     decoding: str = "attention",
     training_data: str | None = None,
     template: str = "text_recognition.md",
-    reads: str = "one line of text",
-    tokens: str = "characters",
 ) -> ModelCard:
     """A model card whose metadata holds `pipeline_tag`, tags and a `model-index` entry per metric and dataset.
 

@@ -84,7 +84,8 @@ def test_model_card_reads_with_generate_which_is_best_path():
     from textrec.model_cards.card import render_model_card
 
     card = render_model_card(
-        model=tiny_model(), architecture="crnn", architecture_description="CRNN.", repo_id="crnn-lines",
+        model=tiny_model(), architecture="crnn", architecture_description="CRNN.", reads="one line of text",
+        tokens="characters", repo_id="crnn-lines",
         dataset_name="synthetic-lines", dataset_split="test", eval_results={"cer": 0.1}, eval_samples=10,
         training_summary="4 steps.", decoding="ctc",
     )

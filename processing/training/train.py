@@ -234,8 +234,8 @@ def train(
 
     Args:
         card_details: what the model card says that the trainer cannot know: `architecture`,
-            `architecture_description`, `dataset_name`, `dataset_split`, `eval_samples`, optionally `preset`
-            (`render_model_card` arguments).
+            `architecture_description`, `reads`, `tokens`, `dataset_name`, `dataset_split`, `eval_samples`,
+            optionally `preset` (`render_model_card` arguments).
         recipe: the optimiser and schedule, in place of AdamW and `args.lr_scheduler_type`.
         train_processor_kwargs: processor options of training batches only (augmentation).
         extra_metrics: evaluation metrics besides CER, WER and sequence accuracy (`"exprate"`).

@@ -290,6 +290,8 @@ def train_vit_trocr(args, argv: list[str], reference_config, vit_layers: int):
     card_details = dict(
         architecture="vit-trocr",
         architecture_description=VIT_TROCR_DESCRIPTION,
+        reads=get_spec("trocr").reads,
+        tokens=get_spec("trocr").tokens,
         dataset_name=data_args.eval_dataset or data_args.dataset,
         dataset_split=data_args.eval_split,
         eval_samples=len(eval_dataset),
