@@ -12,6 +12,7 @@ from textrec.scripts.benchmarks.staged_training import (
     Stage,
     carry_run,
     files_to_carry,
+    remove_checkpoints,
     log_history,
     restore_run,
     session_deadline,
@@ -44,6 +45,7 @@ def test_carry_keeps_finished_models_and_the_unfinished_stage_newest_and_best_ch
     write(run / "short" / "modeling_comer.py")  # the model's code, which textrec does not need
     write(run / "long" / "checkpoint-6" / "modeling_comer.py")
     write(run / "stopped" / "checkpoint-8" / "optimizer.pt")
+    write(run / "stopped" / "checkpoint-8" / "model.safetensors")
     write(run / "stopped" / "checkpoint-8" / "trainer_state.json", json.dumps({"best_model_checkpoint": "x/stopped/checkpoint-8"}))
     write(run / "study_result.json")
     for step in (2, 6):
@@ -55,8 +57,9 @@ def test_carry_keeps_finished_models_and_the_unfinished_stage_newest_and_best_ch
     carried = {str(path.relative_to(run)) for path in files_to_carry(run)}
     assert carried == {
         "study_result.json", "short/model.safetensors", "short/trainer_state.json", "short/config.json",
-        "stopped/model.safetensors", "stopped/trainer_state.json", "stopped/config.json",
-        "stopped/checkpoint-8/optimizer.pt", "stopped/checkpoint-8/trainer_state.json",
+        "stopped/trainer_state.json", "stopped/config.json",  # its top's weights are the newest checkpoint's
+        "stopped/checkpoint-8/optimizer.pt", "stopped/checkpoint-8/model.safetensors",
+        "stopped/checkpoint-8/trainer_state.json",
         *(f"long/checkpoint-6/{name}" for name in ("model.safetensors", "config.json", "trainer_state.json", *RESUME_ONLY_FILES)),
         "long/checkpoint-2/model.safetensors", "long/checkpoint-2/config.json", "long/checkpoint-2/trainer_state.json",
     }
@@ -95,3 +98,22 @@ def test_carried_run_resumes_from_its_newest_checkpoint_in_a_new_checkout(tmp_pa
     assert losses[:4] == [entry["loss"] for entry in first_history if "loss" in entry][:4] and len(losses) == 6
     # Finished: its checkpoints are gone (its model is at the top), so the next carry is the model alone.
     assert not list((run / "lines").glob("checkpoint-*"))
+
+
+def test_a_finished_stage_carried_before_its_checkpoints_were_removed_keeps_its_best_weights(tmp_path):
+    # The session ended after training had finished (the best model loaded and saved at the top) and before
+    # train_stages removed the checkpoints: the carry leaves the top's weights out, and removing the checkpoints
+    # in the next checkout moves the best checkpoint's weights to the top instead of deleting them.
+    stage = tmp_path / "run" / "final"
+    write(stage / "trainer_state.json", json.dumps({"best_model_checkpoint": "elsewhere/final/checkpoint-2"}))
+    write(stage / "model.safetensors", "best")
+    write(stage / "checkpoint-2" / "model.safetensors", "best")
+    write(stage / "checkpoint-4" / "model.safetensors", "newest")
+    write(stage / "checkpoint-4" / "trainer_state.json", json.dumps({"best_model_checkpoint": "elsewhere/final/checkpoint-2"}))
+    carry_run(tmp_path / "run", tmp_path / "carried")
+    assert not (tmp_path / "carried" / "final" / "model.safetensors").exists()
+
+    restore_run(tmp_path / "carried", tmp_path / "restored")
+    remove_checkpoints(tmp_path / "restored" / "final")
+    assert (tmp_path / "restored" / "final" / "model.safetensors").read_text() == "best"
+    assert not list((tmp_path / "restored" / "final").glob("checkpoint-*"))

@@ -178,19 +178,26 @@ def checkpoint_step(checkpoint: Path) -> int:
     return int(checkpoint.name.removeprefix(CHECKPOINT_PREFIX))
 
 
+def is_weights_file(path: Path) -> bool:
+    """A saved model's weights: `model.safetensors`, its shards and their index."""
+    return path.name.startswith("model") and (path.name.endswith(".safetensors") or path.name.endswith(".safetensors.index.json"))
+
+
 def files_to_carry(run_dir: Path) -> list[Path]:
     """The files that resume `run_dir` elsewhere: every file outside the checkpoints (each finished stage's model
-    and log, the run's results); of each unfinished stage (one with checkpoints and no final `trainer_state.json`)
-    its newest checkpoint whole, and the weights and log of its best one, which `load_best_model_at_end` loads.
-    Never the copies of the model's code that a saved model folder holds (textrec loads its own classes, and
-    writes the code again when it exports).
+    and log, the run's results); of each unfinished stage (one with checkpoints) its newest checkpoint whole, and
+    the weights and log of its best one, which `load_best_model_at_end` loads. Never the copies of the model's
+    code that a saved model folder holds (textrec loads its own classes, and writes the code again when it
+    exports).
 
     A stage with checkpoints is unfinished: a stage stopped by the session's time has its model and
-    `trainer_state.json` at the top too, and resumes from its newest checkpoint; `train_stages` removes a
-    finished stage's checkpoints (`remove_checkpoints`)."""
-    files = [path for path in run_dir.rglob("*") if path.is_file()
-             and not any(part.startswith(CHECKPOINT_PREFIX) for part in path.relative_to(run_dir).parts)]
+    `trainer_state.json` at the top too, and resumes from its newest checkpoint, which holds the same weights, so
+    the top's weights are left out (its `trainer_state.json` stays: `stage_finished` reads it); `train_stages`
+    removes a finished stage's checkpoints (`remove_checkpoints`)."""
     stage_dirs = {checkpoint.parent for checkpoint in run_dir.rglob(f"{CHECKPOINT_PREFIX}*") if checkpoint.is_dir()}
+    files = [path for path in run_dir.rglob("*") if path.is_file()
+             and not any(part.startswith(CHECKPOINT_PREFIX) for part in path.relative_to(run_dir).parts)
+             and not (path.parent in stage_dirs and is_weights_file(path))]
     for stage_dir in stage_dirs:
         checkpoints = sorted((path for path in stage_dir.glob(f"{CHECKPOINT_PREFIX}*") if path.is_dir()), key=checkpoint_step)
         newest = checkpoints[-1]
@@ -203,7 +210,15 @@ def files_to_carry(run_dir: Path) -> list[Path]:
 
 
 def remove_checkpoints(stage_dir: Path) -> None:
-    """Deletes a finished stage's checkpoints: its model is at the top of its folder, and nothing resumes it."""
+    """Deletes a finished stage's checkpoints: its model is at the top of its folder, and nothing resumes it. A
+    stage carried before its checkpoints were removed (a session that ended between the two) lacks the weights at
+    its top (`files_to_carry`): its best checkpoint's, which training loaded at its end, are moved there first."""
+    state = stage_dir / "trainer_state.json"
+    best = json.loads(state.read_text()).get("best_model_checkpoint") if state.is_file() else None
+    if best and not any(is_weights_file(path) for path in stage_dir.iterdir()):
+        for path in (stage_dir / Path(best).name).glob("*"):
+            if is_weights_file(path):
+                shutil.move(path, stage_dir / path.name)
     for checkpoint in stage_dir.glob(f"{CHECKPOINT_PREFIX}*"):
         if checkpoint.is_dir():
             shutil.rmtree(checkpoint)
