@@ -59,6 +59,9 @@ class Release:
         training_data: the data it learns from (default: textrec-train's `--dataset`).
         guard_cer: the CER under which the installed release must read 20 samples of its first test set
             (`tests/test_releases.py`): far above what it reads, far below what broken weights read.
+        guard_samples: where the guard reads its 20 samples instead, a folder of the repository (metadata.jsonl
+            layout, written by `scripts/sample_images.py` from the first test set), for a test set made from
+            files that a clean clone does not have (MNIST).
     """
 
     name: str
@@ -70,6 +73,7 @@ class Release:
     study_model: str = ""
     training_data: str = ""
     guard_cer: float = 0.05
+    guard_samples: str | None = None
 
     def training_command(self, run_dir: str) -> str:
         if self.study:
@@ -160,6 +164,7 @@ RELEASES = {
             test_sets={"13 MNIST test digits": "mnist-digits:length=13,rotated=false,mnist_dir=../shared/data/mnist"},
             test_samples=1000,
             training_data="strings of 5, 9, then 13 MNIST training digits (a length curriculum)",
+            guard_samples="tests/fixtures/mnist-13-digits",
         ),
         Release(
             name="comer-math",

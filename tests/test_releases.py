@@ -3,6 +3,7 @@
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +19,8 @@ from textrec.processing.training import ModelArguments, build_recognizer
 
 
 from .remote_code import run_without_textrec
+
+REPOSITORY = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -108,10 +111,33 @@ def test_installed_release_reads_held_out_lines(name):
     from textrec.processing.metrics import evaluate_texts
 
     release = release_module.get_release(name)
-    dataset = load_text_recognition_dataset(next(iter(release.test_sets.values())), split="test", num_samples=20)
+    if release.guard_samples:
+        dataset = load_text_recognition_dataset(str(REPOSITORY / release.guard_samples), split=None)
+        assert len(dataset) == 20
+    else:
+        dataset = load_text_recognition_dataset(next(iter(release.test_sets.values())), split="test", num_samples=20)
     model, processor = load_recognizer(name)
     texts = recognize(model, processor, list(dataset["image"]), progress=False).texts
     assert evaluate_texts(texts, list(dataset["text"]))["cer"] < release.guard_cer
+
+
+@pytest.mark.parametrize("name", [name for name, release in release_module.RELEASES.items() if release.guard_samples])
+def test_guard_samples_are_the_first_of_the_release_test_set(name):
+    """A release's `guard_samples` folder holds the first 20 samples of its first test set, as written by
+    `python -m textrec.scripts.sample_images --dataset TEST_SET --split test --num_samples 20 --output_dir FOLDER`
+    (compared where the test set's files are on this machine)."""
+    from textrec.processing.data import load_text_recognition_dataset
+
+    release = release_module.get_release(name)
+    test_set = next(iter(release.test_sets.values()))
+    guard = load_text_recognition_dataset(str(REPOSITORY / release.guard_samples), split=None)
+    assert len(guard) == 20
+    try:
+        expected = load_text_recognition_dataset(test_set, split="test", num_samples=20)
+    except FileNotFoundError:
+        pytest.skip(f"{test_set}: its files are not on this machine")
+    assert list(guard["text"]) == list(expected["text"])
+    assert [image.tobytes() for image in guard["image"]] == [image.tobytes() for image in expected["image"]]
 
 
 @pytest.mark.slow
