@@ -415,7 +415,7 @@ def test_study_fine_tunes_every_system_from_one_trocr_and_resumes(tmp_path):
         "--charbert_arguments=--max_train_samples=64 --eval_samples=16 --vocab_size=300 --word_vocab_size=200 "
         "--max_seq_length=48 --per_device_train_batch_size=8 --config_overrides='{\"char_rnn_scope\": \"token\"}'",
         "--confusion_samples=8", "--num_train=32", "--num_validation=4", "--num_test=4", "--max_steps=2",
-        "--eval_steps=1", "--patience=1", "--batch_size=8", "--num_beams=2", "--threads=1",
+        "--eval_steps=1", "--patience=1", "--batch_size=8", "--num_beams=2", "--threads=1", "--no-bf16",
         f"--carry_dir={tmp_path / 'carried'}",
     ]
     arguments = [*common, "--systems", *systems]
@@ -443,10 +443,14 @@ def test_study_fine_tunes_every_system_from_one_trocr_and_resumes(tmp_path):
     assert composite.config.reads_lines and composite.config.frozen_modules == ["charbert"]
     table = (tmp_path / "study" / "results.md").read_text()
     assert all(f"| {name} |" in table for name in ["start (no fine-tuning)", *systems])
-    assert "Still training" not in table
-    # Readings of 4 test lines cannot be compared with readings of 3: another --num_test is refused.
+    assert "Still training" not in table and "at most 2 steps of 8 lines, bf16 autocast off" in table
+    # Readings of 4 test lines cannot be compared with readings of 3: another --num_test is refused; so is a
+    # fine-tuning unlike the finished systems' (they must all be fine-tuned alike).
     with pytest.raises(ValueError, match="readings of 4 test lines, not --num_test 3"):
         study_trocr_charbert.run([*arguments, "--num_test=3"])
+    for other in ("--bf16", "--max_steps=3"):
+        with pytest.raises(ValueError, match="was fine-tuned with bf16=False and at most 2 steps"):
+            study_trocr_charbert.run([*arguments, other])
 
 
 def test_corrector_decoding_benchmark_times_the_three_systems_on_equal_work():
