@@ -163,3 +163,13 @@ def test_ablation_table_shows_each_decoding_or_na():
     table = ablation_recipe.render_table(rows, 5, 1, "python -m textrec.scripts.benchmarks.ablation_recipe")
     assert "| fast |" in table and "| 10.00% | 10.00% | 20.00% | 20.00% |" in table
     assert "| 10.00% | n/a | 20.00% | n/a |" in table
+
+
+def test_percent_with_interval_is_wilson():
+    from textrec.scripts.benchmarks.intervals import percent_with_interval
+
+    # CoMER's table: 705 of 1,000 formulas exactly right.
+    assert percent_with_interval(705, 1000) == "70.5 (67.6-73.2)"
+    # The interval stays inside [0, 100] at the ends, where the normal approximation would leave it.
+    assert percent_with_interval(0, 20) == "0.0 (0.0-16.1)" and percent_with_interval(20, 20) == "100.0 (83.9-100.0)"
+    assert percent_with_interval(0, 0) == "-"

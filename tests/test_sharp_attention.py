@@ -306,7 +306,7 @@ def test_study_runs_its_curriculum_across_sessions_and_reports(tmp_path):
     assert result["training_steps"] == 4 + final_stage["global_step"] and result["cpu_minutes"] > 0
     assert result["test_images"] == 8 and 0 <= result["accuracy"] <= 1
     assert (run_dir / "figure.png").is_file() and (tmp_path / "study" / "curves.png").is_file()
-    assert "| normal | soft |" in (tmp_path / "study" / "results.md").read_text()
+    assert f"| normal | soft | {100 * result['accuracy']:.1f} (" in (tmp_path / "study" / "results.md").read_text()
     # The next session's checkout has no runs/: the run carried in the repository comes back, finished.
     shutil.rmtree(tmp_path / "study")
     assert study_sharp_attention.run([*arguments, "--report"]) == [result]

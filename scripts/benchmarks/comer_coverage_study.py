@@ -32,7 +32,6 @@ import fcntl
 import functools
 import json
 import logging
-import math
 import shlex
 import sys
 from pathlib import Path
@@ -46,6 +45,7 @@ from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.metrics.exprate import token_edit_distance
 
 from .draw_comer_refinement import refinement_figure
+from .intervals import percent_with_interval
 from .staged_training import (
     CARRY_DIR_HELP, Stage, carry_run, draw_curves, restore_run, run_finished, run_summary, session_deadline,
     train_stages,
@@ -149,16 +149,6 @@ def token_errors(model, processor, dataset, batch_size: int) -> list[int]:
     return errors
 
 
-def rate(hits: int, total: int) -> str:
-    """A percentage with its 95% Wilson interval."""
-    if total == 0:
-        return "-"
-    p, z = hits / total, 1.96
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return f"{100 * p:.1f} ({100 * max(0.0, centre - half):.1f}-{100 * min(1.0, centre + half):.1f})"
-
-
 def token_error_rate(errors: list[int], lengths: list[int], seed: int = 0) -> str:
     """Token edits per reference token, in percent, with a 95% bootstrap interval (formulas resampled)."""
     if not errors:
@@ -213,7 +203,7 @@ def results_tables(results: list[dict]) -> str:
         best = r["best_step"] is not None
         cells = [
             r["coverage"],
-            *(rate(sum(e <= k for e in errors), len(errors)) for k in range(4)),
+            *(percent_with_interval(sum(e <= k for e in errors), len(errors)) for k in range(4)),
             token_error_rate(errors, lengths),
             PAPER[r["coverage"]],
             f"{100 * r['best_validation_exprate']:.1f} / {100 * r['best_validation_cer']:.1f}" if best else "",
@@ -231,7 +221,7 @@ def results_tables(results: list[dict]) -> str:
         cells = [r["coverage"]]
         for low, high in LENGTH_BUCKETS:
             bucket = [(e, n) for e, n in zip(r["token_errors"], r["lengths"]) if low <= n <= high]
-            exact = rate(sum(e == 0 for e, _ in bucket), len(bucket))
+            exact = percent_with_interval(sum(e == 0 for e, _ in bucket), len(bucket))
             cells.append(f"{exact} / {token_error_rate([e for e, _ in bucket], [n for _, n in bucket])} (n={len(bucket)})")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

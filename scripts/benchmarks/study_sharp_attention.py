@@ -40,6 +40,7 @@ from textrec.processing.metrics import load_metric
 from textrec.processing.training.trainer import cpu_has_native_bf16
 
 from .draw_sharp_attention import draw_readout, stack
+from .intervals import percent_with_interval
 from .staged_training import (
     CARRY_DIR_HELP, Stage, carry_run, draw_curves, restore_run, run_finished, run_summary, session_deadline, train_stages,
 )
@@ -145,7 +146,7 @@ def evaluate_run(args, run_dir: Path, rotated: bool, attention: str) -> dict:
 
 def results_table(results: list[dict]) -> str:
     lines = [
-        "| digits | attention | test word accuracy | mean attention entropy (nats) | paper: accuracy, entropy "
+        "| digits | attention | test word accuracy (95% interval) | mean attention entropy (nats) | paper: accuracy, entropy "
         "| steps (best validation CER at) | CPU minutes | steps/s at the final length |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -154,7 +155,8 @@ def results_table(results: list[dict]) -> str:
         paper_cell = f"{paper[0]:.1%}, {paper[1]:.2f}" if paper else ""
         speed = f"{r['steps_per_cpu_second']:.2f}" if r["steps_per_cpu_second"] else ""
         lines.append(
-            f"| {r['digits']} | {r['attention']} | {r['accuracy']:.1%} | {r['mean_attention_entropy']:.3f} | "
+            f"| {r['digits']} | {r['attention']} | {percent_with_interval(round(r['accuracy'] * r['test_images']), r['test_images'])} | "
+            f"{r['mean_attention_entropy']:.3f} | "
             f"{paper_cell} | {r['training_steps']:,} ({r['best_step']:,}) | {r['cpu_minutes']:.1f} | {speed} |"
         )
     return "\n".join(lines)
