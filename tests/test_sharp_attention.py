@@ -302,6 +302,8 @@ def test_study_runs_its_curriculum_across_sessions_and_reports(tmp_path):
     first_stage = json.loads((run_dir / "length-2" / "trainer_state.json").read_text())
     final_stage = json.loads((run_dir / "length-3" / "trainer_state.json").read_text())
     assert first_stage["global_step"] == 4
+    # Finished: the curriculum stage keeps its log (the curves) but not its weights; the final stage's model stays.
+    assert not (run_dir / "length-2" / "model.safetensors").exists() and (run_dir / "length-3" / "model.safetensors").is_file()
     assert final_stage["global_step"] < 40 and final_stage["best_global_step"] is not None
     assert result["training_steps"] == 4 + final_stage["global_step"] and result["cpu_minutes"] > 0
     assert result["test_images"] == 8 and 0 <= result["accuracy"] <= 1

@@ -97,7 +97,9 @@ def train_stages(
     prepare_stage: Callable[[Stage], None] | None = None,
 ) -> bool:
     """Trains the run's stages in order as far as the session allows (`deadline`, a `time.monotonic()` value); True
-    when all have finished. `stage_arguments(stage, start, minutes)` gives the stage's textrec-train arguments:
+    when all have finished, and then the curriculum stages' weights are deleted (only the final stage's model is
+    read, and their logs stay for the curves). `stage_arguments(stage, start, minutes)` gives the stage's
+    textrec-train arguments:
     `start` is the previous stage's model folder (None for the first stage), `minutes` the time left.
     `prepare_stage(stage)`, if given, runs (within the session's time) before a stage still to train, such as
     rendering its data."""
@@ -118,6 +120,10 @@ def train_stages(
                 return False
         remove_checkpoints(stage_dir)
         start = stage_dir
+    for stage in stages[:-1]:
+        for path in (run_dir / stage.name).iterdir():
+            if is_weights_file(path):
+                path.unlink()
     return True
 
 
