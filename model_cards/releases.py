@@ -164,6 +164,7 @@ RELEASES = {
             test_sets={"13 MNIST test digits": "mnist-digits:length=13,rotated=false,mnist_dir=../shared/data/mnist"},
             test_samples=1000,
             training_data="strings of 5, 9, then 13 MNIST training digits (a length curriculum)",
+            # The released sharp run reads these 20 strings at 0.4% CER.
             guard_samples="tests/fixtures/mnist-13-digits",
         ),
         Release(

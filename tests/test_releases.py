@@ -140,6 +140,18 @@ def test_guard_samples_are_the_first_of_the_release_test_set(name):
     assert [image.tobytes() for image in guard["image"]] == [image.tobytes() for image in expected["image"]]
 
 
+@pytest.mark.parametrize("name", [name for name in released_model_names()
+                                  if name in release_module.RELEASES and release_module.RELEASES[name].guard_samples])
+def test_recognize_command_reads_a_guard_image_with_the_release(name, capsys):
+    """`textrec-recognize --model sharp-attention-digits string.png` prints the 13 digits of an MNIST test string."""
+    from textrec.scripts import recognize as recognize_cli
+
+    folder = REPOSITORY / release_module.get_release(name).guard_samples
+    first = json.loads((folder / "metadata.jsonl").read_text().splitlines()[0])
+    recognize_cli.main(["--model", name, str(folder / first["file_name"])])
+    assert capsys.readouterr().out.strip().splitlines()[-1] == first["text"]
+
+
 @pytest.mark.slow
 def test_export_loads_without_textrec_and_reads_as_textrec_does(packaged, sample_line_images, tmp_path):
     folder = export_model(str(packaged), tmp_path / "hub")
