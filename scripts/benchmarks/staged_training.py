@@ -197,8 +197,8 @@ def files_to_carry(run_dir: Path) -> list[Path]:
     exports).
 
     A stage with checkpoints is unfinished: a stage stopped by the session's time has its model and
-    `trainer_state.json` at the top too, and resumes from its newest checkpoint, which holds the same weights, so
-    the top's weights are left out (its `trainer_state.json` stays: `stage_finished` reads it); `train_stages`
+    `trainer_state.json` at the top too, and resumes from its newest checkpoint; the top's weights are a copy of
+    its newest or (`load_best_model_at_end`) its best checkpoint's, both carried, so they are left out (its `trainer_state.json` stays: `stage_finished` reads it); `train_stages`
     removes a finished stage's checkpoints (`remove_checkpoints`)."""
     stage_dirs = {checkpoint.parent for checkpoint in run_dir.rglob(f"{CHECKPOINT_PREFIX}*") if checkpoint.is_dir()}
     files = [path for path in run_dir.rglob("*") if path.is_file()
