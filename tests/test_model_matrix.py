@@ -12,6 +12,7 @@ import torch
 from transformers import AutoModelForImageTextToText
 
 from textrec.modeling import ARCHITECTURES
+from textrec.modeling.common.generation_cache import CACHE_NAME
 from textrec.processing import TextRecognitionImageProcessor
 from textrec.processing.training.architectures import SPECS
 
@@ -92,8 +93,11 @@ def test_cached_generation_equals_uncached(name):
     assert (cached[:, 0] == model.config.decoder_start_token_id).all()
 
 
+@pytest.mark.parametrize("cache_keyword", ["past_key_values", "cache"])
 @pytest.mark.parametrize("name", DECODER_NAMES)
-def test_incremental_logits_equal_teacher_forced_logits(name):
+def test_incremental_logits_equal_teacher_forced_logits(name, cache_keyword):
+    """Step by step with the cache, under either of its names (transformers before 5.24 passes
+    `past_key_values`, 5.24 on `cache`), and read back from the output field the installed transformers reads."""
     model = tiny_model(name).eval()
     inputs = image_batch(name, model)
     decoder_input_ids = torch.tensor([[1, 5, 6, 7], [1, 9, 10, 3]])
@@ -106,12 +110,24 @@ def test_incremental_logits_equal_teacher_forced_logits(name):
             output = model(
                 encoder_outputs=encoder_outputs,
                 decoder_input_ids=decoder_input_ids[:, t : t + 1],
-                past_key_values=cache,
                 use_cache=True,
+                **{cache_keyword: cache},
             )
-            cache = output.past_key_values
+            cache = getattr(output, CACHE_NAME)
             steps.append(output.logits)
     torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", DECODER_NAMES)
+def test_a_cache_passed_under_both_names_is_refused(name):
+    model = tiny_model(name).eval()
+    inputs = image_batch(name, model)
+    with torch.no_grad():
+        first = model(**inputs, decoder_input_ids=torch.tensor([[1], [1]]), use_cache=True)
+        step = dict(encoder_outputs=model.get_encoder()(**inputs), decoder_input_ids=torch.tensor([[5], [9]]))
+        other = model(**step, use_cache=True)
+    with pytest.raises(ValueError, match="not both"):
+        model(**step, past_key_values=getattr(first, CACHE_NAME), cache=getattr(other, CACHE_NAME))
 
 
 @pytest.mark.parametrize("name", DECODER_NAMES)

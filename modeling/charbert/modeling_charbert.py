@@ -27,6 +27,7 @@ from transformers.models.roberta.modeling_roberta import RobertaEmbeddings, Robe
 from transformers.utils import ModelOutput
 
 from .configuration_charbert import CharBertConfig
+from .generation_cache import CACHE_NAME
 from .incremental_decoding import CorrectorStepCache
 
 
@@ -165,8 +166,8 @@ class CharBertEncoder(nn.Module):
         if step_cache is not None:
             token_cache, char_cache = step_cache.token_attention, step_cache.char_attention
         for index, layer in enumerate(self.layer):
-            token_states = layer(token_states, attention_mask, past_key_values=token_cache)
-            char_states = layer(char_states, attention_mask, past_key_values=char_cache)
+            token_states = layer(token_states, attention_mask, **{CACHE_NAME: token_cache})
+            char_states = layer(char_states, attention_mask, **{CACHE_NAME: char_cache})
             token_states, char_states = self.fusion[index % len(self.fusion)](token_states, char_states, step_cache)
             if output_hidden_states:
                 token_history.append(token_states)
@@ -302,7 +303,7 @@ class CharBertModel(CharBertPreTrainedModel):
                 config=config,
                 inputs_embeds=token_states,
                 attention_mask=attention_mask,
-                past_key_values=None,
+                **{CACHE_NAME: None},
                 allow_is_causal_skip=False,
             )
         else:

@@ -42,6 +42,7 @@ from .bidirectional import BidirectionalDecodingMixin, reverse_labels
 from .configuration_comer import CoMERConfig
 from .coverage import AttentionRefinementModule, CoverageAttention, CoverageCache, exclusive_cumsum
 from .densenet import DenseNetB
+from .generation_cache import CACHE_NAME, resolve_cache
 from .initialization import init_recognizer_weights
 from .positional_encoding import (
     SinusoidalPositionalEncoding1D,
@@ -352,6 +353,7 @@ class CoMERForFormulaRecognition(
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         return_dict: bool | None = None,
+        cache: EncoderDecoderCache | None = None,
         **kwargs,
     ) -> CoMEROutput:
         """
@@ -368,6 +370,7 @@ class CoMERForFormulaRecognition(
                 turned into a `CoverageCache` at the first step.
             use_cache: return the cache for the next step.
             output_attentions: also return self- and cross-attention weights.
+            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
 
         Returns:
             `CoMEROutput` with `logits (batch, target_length, vocab_size)` and `loss` when `labels` are given.
@@ -380,6 +383,7 @@ class CoMERForFormulaRecognition(
             if not isinstance(encoder_outputs, dict) or encoder_outputs.get("feature_mask") is None:
                 raise ValueError("`encoder_outputs` must be the CoMEREncoderOutput of `model.encoder`.")
             encoder_outputs = CoMEREncoderOutput(**encoder_outputs)
+        past_key_values = resolve_cache(past_key_values, cache)
         if use_cache and past_key_values is None:
             past_key_values = CoverageCache()
         elif past_key_values is not None and not isinstance(past_key_values, CoverageCache):
@@ -397,7 +401,7 @@ class CoMERForFormulaRecognition(
         return CoMEROutput(
             loss=recognition_loss(logits, labels) if labels is not None else None,
             logits=logits,
-            past_key_values=past_key_values if use_cache else None,
+            **{CACHE_NAME: past_key_values if use_cache else None},
             decoder_attentions=decoder_outputs.self_attentions,
             cross_attentions=decoder_outputs.cross_attentions,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,

@@ -23,6 +23,7 @@ from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 
 from .ctc import ctc_greedy_decode, ctc_loss
 from .ctc_prefix_score import CTCPrefixScoreLogitsProcessor
+from .generation_cache import CACHE_NAME, resolve_cache
 
 
 @dataclass
@@ -206,6 +207,7 @@ class EncoderDecoderRecognizerMixin(CTCReadingMixin):
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         return_dict: bool | None = None,
+        cache: EncoderDecoderCache | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput:
         """
@@ -219,6 +221,7 @@ class EncoderDecoderRecognizerMixin(CTCReadingMixin):
             past_key_values: `EncoderDecoderCache` for incremental decoding.
             use_cache: return the cache for the next step.
             output_attentions: also return self- and cross-attention weights.
+            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
 
         Returns:
             `Seq2SeqLMOutput` with `logits (batch, target_length, vocab_size)` and `loss` when
@@ -238,6 +241,7 @@ class EncoderDecoderRecognizerMixin(CTCReadingMixin):
             decoder_input_ids = shift_tokens_right(
                 labels, self.config.pad_token_id, self.config.decoder_start_token_id
             )
+        past_key_values = resolve_cache(past_key_values, cache)
         if use_cache and past_key_values is None:
             past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
 
@@ -266,7 +270,7 @@ class EncoderDecoderRecognizerMixin(CTCReadingMixin):
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=past_key_values if use_cache else None,
+            **{CACHE_NAME: past_key_values if use_cache else None},
             decoder_attentions=decoder_outputs.self_attentions,
             cross_attentions=decoder_outputs.cross_attentions,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,

@@ -44,6 +44,7 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 from transformers.utils import ModelOutput
 
 from .configuration_sharp_attention import SharpAttentionConfig
+from .generation_cache import CACHE_NAME, resolve_cache
 from .initialization import init_recognizer_weights
 from .recognizer import EncoderDecoderRecognizerMixin, RecognizerEncoderOutput, recognition_loss, shift_tokens_right
 from .reference_glyphs import ReferenceGlyphs
@@ -405,6 +406,7 @@ class SharpAttentionForTextRecognition(EncoderDecoderRecognizerMixin, SharpAtten
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         return_dict: bool | None = None,
+        cache: RecurrentStateCache | None = None,
         **kwargs,
     ) -> SharpAttentionOutput:
         """
@@ -418,6 +420,7 @@ class SharpAttentionForTextRecognition(EncoderDecoderRecognizerMixin, SharpAtten
                 an empty cache) starts from the initial state.
             use_cache: return the state for the next step.
             output_attentions: also return the attention weights, chosen columns and patches.
+            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
 
         Returns:
             `SharpAttentionOutput` with `logits (batch, target_length, vocab_size)` and, given `labels`,
@@ -434,6 +437,7 @@ class SharpAttentionForTextRecognition(EncoderDecoderRecognizerMixin, SharpAtten
                 raise ValueError("Pass `labels` or `decoder_input_ids`.")
             decoder_input_ids = shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
+        past_key_values = resolve_cache(past_key_values, cache)
         cached = isinstance(past_key_values, RecurrentStateCache)
         state = (past_key_values.hidden, past_key_values.cell) if cached else None
         decoded = self.decoder(decoder_input_ids, encoder_outputs, state)
@@ -452,10 +456,10 @@ class SharpAttentionForTextRecognition(EncoderDecoderRecognizerMixin, SharpAtten
                 losses["reference_loss"] = self.reference_glyphs(decoded.patches, labels)
                 loss = loss + self.config.reference_loss_weight * losses["reference_loss"]
 
-        cache = None
+        next_cache = None
         if use_cache:
             seen = past_key_values.seen_tokens if cached else 0
-            cache = RecurrentStateCache(decoded.hidden, decoded.cell, seen + decoder_input_ids.shape[1])
+            next_cache = RecurrentStateCache(decoded.hidden, decoded.cell, seen + decoder_input_ids.shape[1])
         attention = {}
         if output_attentions:
             weights = decoded.attention_log_weights.exp()
@@ -467,7 +471,7 @@ class SharpAttentionForTextRecognition(EncoderDecoderRecognizerMixin, SharpAtten
         return SharpAttentionOutput(
             loss=loss,
             logits=logits,
-            past_key_values=cache,
+            **{CACHE_NAME: next_cache},
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
             **losses,
             **attention,

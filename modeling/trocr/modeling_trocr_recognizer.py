@@ -19,6 +19,7 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 
 from .configuration_trocr_recognizer import TrOCRRecognizerConfig
 from .ctc import CTCHead, ctc_loss
+from .generation_cache import CACHE_NAME, resolve_cache
 from .initialization import init_recognizer_weights
 from .modeling_self_attention import SelfAttentionRecognizerEncoder
 from .recognizer import CTCReadingMixin, RecognizerEncoderOutput, recognition_loss, shift_tokens_right
@@ -88,6 +89,7 @@ class TrOCRForTextRecognition(CTCReadingMixin, VisionEncoderDecoderModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        cache: EncoderDecoderCache | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput:
         """
@@ -101,6 +103,7 @@ class TrOCRForTextRecognition(CTCReadingMixin, VisionEncoderDecoderModel):
             past_key_values: `EncoderDecoderCache` for incremental decoding.
             use_cache: return the cache for the next step.
             output_attentions: also return the decoder's self- and cross-attention weights.
+            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
 
         Returns:
             `Seq2SeqLMOutput` with `logits (batch, target_length, vocab_size)` and `loss` when `labels` are given.
@@ -118,6 +121,7 @@ class TrOCRForTextRecognition(CTCReadingMixin, VisionEncoderDecoderModel):
             if labels is None:
                 raise ValueError("Pass `labels` or `decoder_input_ids`.")
             decoder_input_ids = shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+        past_key_values = resolve_cache(past_key_values, cache)
         if use_cache and past_key_values is None:
             past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
         decoder_outputs = self.decoder(
@@ -125,8 +129,8 @@ class TrOCRForTextRecognition(CTCReadingMixin, VisionEncoderDecoderModel):
             attention_mask=decoder_attention_mask,
             encoder_hidden_states=encoder_hidden_states,
             encoder_attention_mask=encoder_outputs.attention_mask,
-            past_key_values=past_key_values,
             use_cache=use_cache,
+            **{CACHE_NAME: past_key_values},
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
         )
@@ -146,7 +150,7 @@ class TrOCRForTextRecognition(CTCReadingMixin, VisionEncoderDecoderModel):
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=decoder_outputs.past_key_values if use_cache else None,
+            **{CACHE_NAME: getattr(decoder_outputs, CACHE_NAME) if use_cache else None},
             decoder_hidden_states=decoder_outputs.hidden_states,
             decoder_attentions=decoder_outputs.attentions,
             cross_attentions=decoder_outputs.cross_attentions,

@@ -35,6 +35,7 @@ from transformers.models.vision_encoder_decoder.modeling_vision_encoder_decoder 
 
 from .configuration_charbert import CharBertConfig
 from .configuration_trocr_charbert import TrOCRCharBertConfig, TrOCRCharBertDecoderConfig
+from .generation_cache import CACHE_NAME, resolve_cache
 from .incremental_decoding import CorrectorStepCache
 from .modeling_charbert import CharBertModel
 from .modeling_self_attention import SelfAttentionRecognizerEncoder
@@ -258,6 +259,7 @@ class TrOCRCharBertForCausalLM(TrOCRCharBertPreTrainedModel, GenerationMixin):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        cache: EncoderDecoderCache | None = None,
         **kwargs,
     ) -> TrOCRCharBertCausalLMOutput:
         """
@@ -268,6 +270,7 @@ class TrOCRCharBertForCausalLM(TrOCRCharBertPreTrainedModel, GenerationMixin):
             encoder_attention_mask: `(batch, image_positions)`.
             past_key_values: the cache of earlier steps (TrOCR's layers, plus the corrector's prefix).
             labels: `(batch, length)`, aligned with the logits (not shifted), -100 where ignored.
+            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
         """
         if inputs_embeds is not None or input_ids is None:
             raise ValueError(
@@ -285,6 +288,7 @@ class TrOCRCharBertForCausalLM(TrOCRCharBertPreTrainedModel, GenerationMixin):
             output_hidden_states if output_hidden_states is not None else self.config.output_hidden_states
         )
         use_cache = use_cache if use_cache is not None else self.config.trocr.use_cache and not self.training
+        past_key_values = resolve_cache(past_key_values, cache)
         if use_cache and past_key_values is None:
             past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
         past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
@@ -293,13 +297,13 @@ class TrOCRCharBertForCausalLM(TrOCRCharBertPreTrainedModel, GenerationMixin):
         embeddings = decoder.embed_tokens(input_ids)
         corrected, token_embeds = self.corrector(*self.corrector_input(embeddings, past_key_values, past_length))
         corrected = corrected[:, -length:]
-        hidden_states = corrected + decoder.embed_positions(input_ids, past_key_values_length=past_length).to(corrected.device)
+        hidden_states = corrected + decoder.embed_positions(input_ids, past_length).to(corrected.device)
         if decoder.layernorm_embedding is not None:
             hidden_states = decoder.layernorm_embedding(hidden_states)
         hidden_states = F.dropout(hidden_states, p=decoder.dropout, training=self.training)
 
         causal_mask = create_causal_mask(
-            config=decoder.config, inputs_embeds=corrected, attention_mask=attention_mask, past_key_values=past_key_values
+            config=decoder.config, inputs_embeds=corrected, attention_mask=attention_mask, **{CACHE_NAME: past_key_values}
         )
         if encoder_hidden_states is not None and encoder_attention_mask is not None:
             encoder_attention_mask = create_bidirectional_mask(
@@ -321,9 +325,9 @@ class TrOCRCharBertForCausalLM(TrOCRCharBertPreTrainedModel, GenerationMixin):
                 causal_mask,
                 encoder_hidden_states,
                 encoder_attention_mask=encoder_attention_mask,
-                past_key_values=past_key_values,
                 output_attentions=output_attentions,
                 use_cache=use_cache,
+                **{CACHE_NAME: past_key_values},
             )
             hidden_states = layer_outputs[0]
             if output_attentions:
@@ -346,7 +350,7 @@ class TrOCRCharBertForCausalLM(TrOCRCharBertPreTrainedModel, GenerationMixin):
             loss=loss,
             alignment_loss=alignment,
             logits=logits,
-            past_key_values=past_key_values if use_cache else None,
+            **{CACHE_NAME: past_key_values if use_cache else None},
             hidden_states=all_hidden_states,
             attentions=all_self_attentions,
             cross_attentions=all_cross_attentions,
@@ -442,6 +446,7 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        cache: EncoderDecoderCache | None = None,
         **kwargs,
     ) -> TrOCRCharBertSeq2SeqLMOutput:
         """
@@ -452,6 +457,7 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
             decoder_input_ids: `(batch, length)`; made from `labels` (shifted right) when not given.
             labels: `(batch, length)` target ids, -100 on padding.
             encoder_outputs, past_key_values, use_cache: as in `VisionEncoderDecoderModel`.
+            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
         Other keyword arguments go to the encoder, or, prefixed `decoder_`, to the decoder.
         """
         encoder_kwargs = {name: value for name, value in kwargs.items() if not name.startswith("decoder_")}
@@ -483,7 +489,7 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
             attention_mask=decoder_attention_mask,
             encoder_hidden_states=encoder_hidden_states,
             encoder_attention_mask=encoder_attention_mask,
-            past_key_values=past_key_values,
+            past_key_values=resolve_cache(past_key_values, cache),
             use_cache=use_cache,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
@@ -501,7 +507,7 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
             cross_entropy=cross_entropy,
             alignment_loss=decoder_outputs.alignment_loss,
             logits=decoder_outputs.logits,
-            past_key_values=decoder_outputs.past_key_values,
+            **{CACHE_NAME: getattr(decoder_outputs, CACHE_NAME)},
             decoder_hidden_states=decoder_outputs.hidden_states,
             decoder_attentions=decoder_outputs.attentions,
             cross_attentions=decoder_outputs.cross_attentions,

@@ -1,0 +1,1 @@
+../common/generation_cache.py
