@@ -173,3 +173,18 @@ def test_percent_with_interval_is_wilson():
     # The interval stays inside [0, 100] at the ends, where the normal approximation would leave it.
     assert percent_with_interval(0, 20) == "0.0 (0.0-16.1)" and percent_with_interval(20, 20) == "100.0 (83.9-100.0)"
     assert percent_with_interval(0, 0) == "-"
+
+
+def test_paired_accuracy_difference_resamples_the_same_items_for_both_systems():
+    from textrec.scripts.benchmarks.intervals import paired_accuracy_difference
+
+    # The same answers: no difference, and no resample can make one.
+    same = [True, False] * 50
+    assert paired_accuracy_difference(same, same) == "+0.0 (+0.0 to +0.0)"
+    # Right on 10 more of 100 items, wrong on none of the other's: every resample shows a gain, never a loss.
+    better, baseline = [True] * 90 + [False] * 10, [True] * 80 + [False] * 20
+    point, interval = paired_accuracy_difference(better, baseline).split(" ", 1)
+    low, high = (float(bound) for bound in interval.strip("()").split(" to "))
+    assert point == "+10.0" and 0 < low < 10 < high <= 20
+    with pytest.raises(ValueError, match="same items"):
+        paired_accuracy_difference(better, baseline[:50])

@@ -40,7 +40,7 @@ from textrec.processing.metrics import load_metric
 from textrec.processing.training.trainer import cpu_has_native_bf16
 
 from .draw_sharp_attention import draw_readout, stack
-from .intervals import percent_with_interval
+from .intervals import paired_accuracy_difference, percent_with_interval
 from .staged_training import (
     CARRY_DIR_HELP, Stage, carry_run, draw_curves, restore_run, run_finished, run_summary, session_deadline, train_stages,
 )
@@ -120,9 +120,17 @@ def evaluate_run(args, run_dir: Path, rotated: bool, attention: str) -> dict:
     start = time.perf_counter()
     readouts = read_with_attention(model, processor, images, batch_size=args.eval_batch_size)
     seconds = time.perf_counter() - start
-    accuracy = load_metric("sequence_accuracy").compute(
-        predictions=[r.text for r in readouts], references=references, normalization="scene-text"
-    )["sequence_accuracy"]
+    texts = [r.text for r in readouts]
+    sequence_accuracy = load_metric("sequence_accuracy")
+    accuracy = sequence_accuracy.compute(predictions=texts, references=references, normalization="scene-text")[
+        "sequence_accuracy"
+    ]
+    correct = [
+        bool(sequence_accuracy.compute(predictions=[text], references=[reference], normalization="scene-text")[
+            "sequence_accuracy"
+        ])
+        for text, reference in zip(texts, references)
+    ]
     entropy = load_metric("attention_entropy").compute(attentions=[r.attention.tolist() for r in readouts])
     panels = [draw_readout(r, processor.image_processor, t) for r, t in zip(readouts[:FIGURE_IMAGES], references)]
     stack(panels).save(run_dir / "figure.png")
@@ -141,22 +149,32 @@ def evaluate_run(args, run_dir: Path, rotated: bool, attention: str) -> dict:
         "steps_per_cpu_second": summary["steps_per_cpu_second"],
         "test_images": len(references),
         "test_images_per_second": len(references) / seconds,
+        "texts": texts,
+        "correct": correct,
     }
 
 
 def results_table(results: list[dict]) -> str:
+    """One row per run; beside each hard or sharp run, its word accuracy minus soft attention's on the same test
+    strings (a paired bootstrap interval), where soft's run on those digits has finished."""
     lines = [
-        "| digits | attention | test word accuracy (95% interval) | mean attention entropy (nats) | paper: accuracy, entropy "
+        "| digits | attention | test word accuracy (95% interval) | vs soft: points (95% paired interval) "
+        "| mean attention entropy (nats) | paper: accuracy, entropy "
         "| steps (best validation CER at) | CPU minutes | steps/s at the final length |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    soft = {r["digits"]: r for r in results if r["attention"] == "soft"}
     for r in results:
+        baseline = soft.get(r["digits"])
+        versus_soft = (
+            paired_accuracy_difference(r["correct"], baseline["correct"]) if baseline and r is not baseline else ""
+        )
         paper = PAPER.get((r["digits"], r["attention"]))
         paper_cell = f"{paper[0]:.1%}, {paper[1]:.2f}" if paper else ""
         speed = f"{r['steps_per_cpu_second']:.2f}" if r["steps_per_cpu_second"] else ""
         lines.append(
             f"| {r['digits']} | {r['attention']} | {percent_with_interval(round(r['accuracy'] * r['test_images']), r['test_images'])} | "
-            f"{r['mean_attention_entropy']:.3f} | "
+            f"{versus_soft} | {r['mean_attention_entropy']:.3f} | "
             f"{paper_cell} | {r['training_steps']:,} ({r['best_step']:,}) | {r['cpu_minutes']:.1f} | {speed} |"
         )
     return "\n".join(lines)
