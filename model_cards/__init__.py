@@ -2,8 +2,9 @@
 
 `text_recognition.md` is the card template (rendered with the real evaluation results as `model-index`
 metadata by `textrec.model_cards.card`). Each released checkpoint is a Hub folder in `released/<name>/`:
-`config.json`, fp16 `model.safetensors`, `generation_config.json`, `tokenizer.json`, `processor_config.json`
-and its card `README.md`, which gives the command that trained it and its held-out results. Its code is
+`config.json` (`"dtype": "float32"`: it loads and computes in fp32), fp16 `model.safetensors`,
+`generation_config.json`, `tokenizer.json`, `processor_config.json` and its card `README.md`, which gives the
+command that trained it and its held-out results. Its code is
 textrec's own; `textrec-export` writes a copy of that code into a Hub folder.
 """
 

@@ -33,7 +33,8 @@ def render_model_card(
         eval_results: metric name (`cer`, `wer`, `sequence_accuracy`) to value, on `dataset_name`.
         more_evaluations: other datasets (same split and size) -> their metric values.
         training_command: the command that trained the model, for the card's "Training" section.
-        decoding: how the model reads best, and was evaluated: `"attention"` (`generate()`) or `"ctc"`.
+        decoding: how the model reads best, and was evaluated (its `generation_config.decoding`, which `generate()`
+            follows): `"attention"`, `"ctc"` or `"joint"`.
         training_data: the data it was trained on, when not `dataset_name` (the evaluation data).
         reads, tokens: what one image holds and what the vocabulary's tokens are (`ArchitectureSpec`).
     """

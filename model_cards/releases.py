@@ -5,8 +5,9 @@ resumes from its last checkpoint), or, for a model that a paper study trains (a 
 textrec-train runs), through that study's command, whose best model is released. Packaging evaluates the trained model on each held-out test set of the
 release (clean lines of the `test` split, never seen in training) with each decoding (the CTC head's and the
 attention decoder's; the one that reads the `validation` lines better becomes the model's
-`generation_config.decoding`, which `recognize()` and the pipeline follow), stores the weights in fp16 in
-`model_cards/released/<name>/` with the tokenizer, processor and generation settings, and renders its model
+`generation_config.decoding`, which `generate()`, `recognize()` and the pipeline follow), stores the weights in
+fp16 in `model_cards/released/<name>/` (with `"dtype": "float32"` in `config.json`: it loads and computes in
+fp32) with the tokenizer, processor and generation settings, and renders its model
 card with those results as `model-index` metadata and the command that trained it. The package then
 installs it, and `textrec-recognize --model <name>` reads with it. `python -m textrec.scripts.release NAME`
 does all of it.
@@ -28,6 +29,7 @@ from textrec.processing.training import get_spec, parse_arguments, train_from_ar
 
 from . import RELEASED_FOLDER
 from .card import render_model_card
+from .hub import stored_state_dict
 
 logger = logging.getLogger("textrec.release")
 
@@ -203,14 +205,16 @@ def train_release(release: Release, run_dir: str) -> None:
 
 
 def evaluate_release(
-    model, processor, release: Release, decoding: str, split: str = "test", batch_size: int = 32
+    model, processor, release: Release, decoding: str, split: str = "test", batch_size: int = 32, num_beams: int = 1
 ) -> dict[str, dict[str, float]]:
     """CER, WER, sequence accuracy and lines/s of `model` read with `decoding` on each of the release's test
-    sets (their `split`)."""
+    sets (their `split`); the decoder's searches greedy (`num_beams=1`) unless told otherwise."""
     results = {}
     for test_set, dataset_name in release.test_sets.items():
         dataset = load_text_recognition_dataset(dataset_name, split=split, num_samples=release.test_samples)
-        recognition = recognize(model, processor, list(dataset["image"]), batch_size=batch_size, decoding=decoding)
+        recognition = recognize(
+            model, processor, list(dataset["image"]), batch_size=batch_size, decoding=decoding, num_beams=num_beams
+        )
         results[test_set] = {
             **evaluate_texts(recognition.texts, list(dataset["text"])),
             "lines_per_second": recognition.lines_per_second,
@@ -234,7 +238,8 @@ def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, 
 
 def package_release(release: Release, run_dir: str, destination: Path = RELEASED_MODELS_DIR) -> Path:
     """Evaluates the model trained in `run_dir` and writes the release folder `destination / release.name`:
-    fp16 weights, processor, generation settings and a model card with the results and the training command."""
+    fp16 weights (read in fp32), processor, generation settings and a model card with the results and the training
+    command."""
     model_dir = release.model_dir(run_dir)
     model, processor = load_recognizer(model_dir)
     decoding, validation_cers = choose_decoding(model, processor, release)
@@ -247,7 +252,8 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
     )
     folder = destination / release.name
     folder.mkdir(parents=True, exist_ok=True)
-    model.to(torch.float16).save_pretrained(folder)
+    # fp16 files, fp32 in config.json: the folder loads in fp32 with no argument.
+    model.save_pretrained(folder, state_dict=stored_state_dict(model, torch.float16))
     processor.save_pretrained(folder)
     spec = get_spec(release.architecture)
     card = render_model_card(

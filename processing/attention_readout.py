@@ -48,7 +48,7 @@ def read_with_attention(
     for begin in tqdm(range(0, len(images), batch_size), desc="reading", unit="batch", disable=not progress):
         inputs = processor(images=images[begin : begin + batch_size], return_tensors="pt").to(model.device)
         encoder_outputs = model.get_encoder()(inputs["pixel_values"], pixel_mask=inputs.get("pixel_mask"))
-        sequences = model.generate(encoder_outputs=encoder_outputs, do_sample=False, num_beams=1)
+        sequences = model.generate(encoder_outputs=encoder_outputs, do_sample=False, num_beams=1, decoding="attention")
         output = model(encoder_outputs=encoder_outputs, decoder_input_ids=sequences[:, :-1], output_attentions=True)
         texts = processor.batch_decode(sequences, skip_special_tokens=True)
         mask = encoder_outputs.attention_mask

@@ -4,12 +4,14 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
 from huggingface_hub import try_to_load_from_cache
+from PIL import Image
 from safetensors import safe_open
 from tokenizers import Tokenizer
 from tqdm.auto import tqdm
@@ -19,13 +21,24 @@ from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 from textrec.model_cards import released_model_names, resolve_model_path
 from textrec.modeling import ARCHITECTURES
 
+from .checkpoints import load_pretrained
 from .image_processing_text_recognition import load_image
-from .pipeline_text_recognition import DECODINGS, available_decodings, preferred_decoding
+from .pipeline_text_recognition import DECODINGS, available_decodings, preferred_decoding, read_batch
 
 logger = logging.getLogger(__name__)
 
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 """What a model folder needs besides the processor settings (`processor_config.json`)."""
+SETTINGS_FILES = (
+    "config.json",
+    "generation_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "processor_config.json",
+    "preprocessor_config.json",
+)
+"""The JSON files of a model folder that loading reads; each must parse (`check_model_folder`)."""
 
 
 def looks_like_a_path(name: str) -> bool:
@@ -64,10 +77,12 @@ def check_model_folder(folder: str | os.PathLike) -> None:
     problem = safetensors_problem(folder / "model.safetensors")
     if problem is not None:
         raise ValueError(f"{folder / 'model.safetensors'} cannot be read ({problem}); is it cut short?")
-    try:
-        config = json.loads((folder / "config.json").read_text())
-    except ValueError as error:
-        raise ValueError(f"{folder / 'config.json'} is not valid JSON ({error})") from error
+    for path in (folder / name for name in SETTINGS_FILES if (folder / name).is_file()):
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as error:  # a UnicodeDecodeError is one too
+            raise ValueError(f"{path} is not valid JSON ({error}); is it cut short?") from error
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     model_type = config.get("model_type")
     if model_type not in CONFIG_MAPPING:
         known = ", ".join(sorted(config_class.model_type for config_class, _ in ARCHITECTURES.values()))
@@ -111,13 +126,16 @@ def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.d
     fastest. The name is checked first (`check_model_source`): a broken folder names its broken file, a
     missing one is reported as such, not as a failed download. Code inside the folder is never run (no
     prompt either): textrec's own classes read it, and a `model_type` textrec does not know is an error.
+    The weights must fit the model (`textrec.processing.checkpoints.load_pretrained`); a checkpoint saved by
+    an earlier textrec is read in the layout it was written in.
 
     Raises:
         FileNotFoundError: no such folder or released name, or a file of the folder is missing.
-        ValueError: a file is empty or cut short; the tokenizer has more tokens than the model's vocabulary.
+        ValueError: a file is empty or cut short; the tokenizer has more tokens than the model's vocabulary; the
+            weights do not fit the model that config.json describes (another architecture, preset, vocabulary).
     """
     resolved = check_model_source(model_name_or_path)
-    model = AutoModelForImageTextToText.from_pretrained(resolved, dtype=dtype, trust_remote_code=False)
+    model = load_pretrained(AutoModelForImageTextToText, resolved, dtype=dtype, trust_remote_code=False)
     processor = AutoProcessor.from_pretrained(resolved, trust_remote_code=False)
     return model.to(device).eval(), processor
 
@@ -147,13 +165,31 @@ def describe_image(image, index: int, count: int) -> str:
     return f"image {index + 1} of {count}{name}"
 
 
+def check_image_list(images) -> None:
+    """Raises `TypeError` where `images` is not a list (or other sequence) of images: one image given alone (a
+    path, a PIL image, an array, a tensor), which would otherwise be read character by character or row by
+    row, or something that is no sequence at all. The message says to pass a list."""
+    single = (str, bytes, os.PathLike, Image.Image, np.ndarray, torch.Tensor)
+    if isinstance(images, single):
+        shape = f" of shape {tuple(images.shape)}" if isinstance(images, (np.ndarray, torch.Tensor)) else ""
+        raise TypeError(
+            f"images must be a list of images (paths, PIL images or arrays), got a single {type(images).__name__}"
+            f"{shape}; pass a list: [image] to read one image"
+        )
+    if not isinstance(images, Sequence):
+        raise TypeError(
+            f"images must be a list of images (paths, PIL images or arrays), got a {type(images).__name__}; "
+            "pass a list (list(...) of it)"
+        )
+
+
 @torch.inference_mode()
 def iter_recognize(
     model,
     processor,
     images: list,
     batch_size: int = 32,
-    num_beams: int = 1,
+    num_beams: int | None = None,
     max_new_tokens: int | None = None,
     progress: bool = True,
     decoding: str | None = None,
@@ -162,7 +198,8 @@ def iter_recognize(
     """Reads `images` (paths, PIL images or arrays) in batches with `generate()` (`decoding="attention"`),
     with the CTC head alone (`decoding="ctc"`: `model.ctc_decode`, one encoder pass and no decoder, for models
     trained with a CTC loss), or with both (`decoding="joint"`: `model.joint_decode`), yielding `(position, text, None)` per image in order as each batch is done.
-    `decoding=None` takes the model's `preferred_decoding` (its generation config's `decoding`).
+    `decoding=None` takes the model's `preferred_decoding` (its generation config's `decoding`), and
+    `num_beams=None` its generation config's `num_beams`: the reading `model.generate()` gives.
 
     An image that cannot be loaded (missing, empty or corrupt file, zero size, unsupported array) raises a
     `ValueError` naming its position in the whole list and its file (`on_error="raise"`), or, with
@@ -171,10 +208,12 @@ def iter_recognize(
     is read, with a one-line warning naming it.
 
     The model receives what the processor returns (a `pixel_mask` only where its image processor pads).
+    `images` must be a list (or other sequence): one image alone is refused (`check_image_list`).
     """
+    check_image_list(images)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if num_beams < 1:
+    if num_beams is not None and num_beams < 1:
         raise ValueError(f"num_beams must be >= 1, got {num_beams}")
     decoding = decoding or preferred_decoding(model)
     if decoding not in DECODINGS:
@@ -190,7 +229,9 @@ def iter_recognize(
         raise ValueError(f"decoding='attention': {type(model).__name__} has no attention decoder; it reads with 'ctc'.")
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    generate_kwargs = dict(num_beams=num_beams, do_sample=False)
+    generate_kwargs = dict(do_sample=False)
+    if num_beams is not None:
+        generate_kwargs["num_beams"] = num_beams
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens
     for begin in tqdm(range(0, len(images), batch_size), desc="recognizing", unit="batch", disable=not progress):
@@ -210,12 +251,7 @@ def iter_recognize(
         texts = {}
         if loaded:
             inputs = processor(images=list(loaded.values()), return_tensors="pt").to(model.device)
-            if decoding == "ctc":
-                sequences = model.ctc_decode(**inputs)
-            elif decoding == "joint":
-                sequences = model.joint_decode(**inputs, **generate_kwargs)
-            else:
-                sequences = model.generate(**inputs, **generate_kwargs)
+            sequences = read_batch(model, inputs, decoding, **generate_kwargs)
             texts = dict(zip(loaded, processor.batch_decode(sequences, skip_special_tokens=True)))
         for index in range(begin, min(begin + batch_size, len(images))):
             yield index, texts.get(index), failures.get(index)

@@ -1,13 +1,19 @@
 """The `text-recognition` pipeline: images in, their text out.
 
 transformers 5 has no `image-to-text` task, so recognition gets its own. After `import
-textrec.processing` (or from a saved folder with `trust_remote_code=True`):
+textrec.processing`, by folder (a released model's: `textrec.model_cards.released_model_path(name)`) or by
+object, no `trust_remote_code` needed (the folder is read with textrec's own classes):
 
     recognize = pipeline("text-recognition", model="path/to/model")
+    recognize = pipeline("text-recognition", model=model, processor=processor)
     recognize(["line1.png", "line2.png"], batch_size=8)
     # [{"generated_text": "..."}, {"generated_text": "..."}]
+
+and where textrec is not installed, from a saved folder with `trust_remote_code=True`. It reads as the model
+reads best (`preferred_decoding`), as `model.generate()` and `textrec-recognize` do.
 """
 
+import copy
 import os
 
 from torch.utils.data import DataLoader
@@ -23,9 +29,10 @@ logger = logging.get_logger(__name__)
 
 
 DECODINGS = ("attention", "ctc", "joint")
-"""How a textrec model reads: its attention decoder through `generate()`, its CTC head's best path
-(`ctc_decode()`, models trained with a CTC loss), or both together (`joint_decode()`: the decoder's search
-scored with CTC prefix scores, for models with a decoder and a CTC head)."""
+"""How a textrec model reads (its generation config's `decoding`, which its `generate()` follows): its attention
+decoder, its CTC head's best path (`ctc_decode()`, models trained with a CTC loss), or both together
+(`joint_decode()`: the decoder's search scored with CTC prefix scores, for models with a decoder and a CTC
+head)."""
 
 
 def available_decodings(model) -> tuple[str, ...]:
@@ -44,11 +51,31 @@ def available_decodings(model) -> tuple[str, ...]:
 
 def preferred_decoding(model) -> str:
     """The decoding a trained model reads best with, measured when it was packaged and kept in its generation
-    config as `decoding`; `"attention"` (`generate()`) when it says nothing."""
+    config as `decoding`; `"attention"` (the decoder) when it says nothing."""
     decoding = getattr(model.generation_config, "decoding", None) or "attention"
     if decoding not in DECODINGS:
         raise ValueError(f"generation_config.decoding must be one of {DECODINGS}, got {decoding!r}")
     return decoding
+
+
+def read_batch(model, inputs, decoding: str | None = None, **generate_kwargs):
+    """The token ids of one processed batch (`processor(images=..., return_tensors="pt")`) read with `decoding`
+    (default: the model's `preferred_decoding`): `ctc_decode()`, `joint_decode()` or the attention decoder
+    through `generate()`; decode them with `processor.batch_decode(..., skip_special_tokens=True)`.
+
+    Args:
+        generate_kwargs: `num_beams`, `max_new_tokens`, ... for the decoder's search (not used by `"ctc"`).
+    """
+    decoding = decoding or preferred_decoding(model)
+    if decoding == "ctc":
+        return model.ctc_decode(**inputs)
+    if decoding == "joint":
+        return model.joint_decode(**inputs, **generate_kwargs)
+    if preferred_decoding(model) != "attention":  # textrec's generate() reads as the generation config prefers
+        attention = copy.deepcopy(model.generation_config)
+        attention.decoding = "attention"
+        generate_kwargs.setdefault("generation_config", attention)
+    return model.generate(**inputs, **generate_kwargs)
 
 
 class TextRecognitionPipeline(Pipeline):
@@ -62,6 +89,7 @@ class TextRecognitionPipeline(Pipeline):
 
     _load_processor = True
     _load_image_processor = False
+    _load_video_processor = False  # else transformers tries one, and asks whether to run the folder's code for it
     _load_feature_extractor = False
     _load_tokenizer = False
 
@@ -91,12 +119,7 @@ class TextRecognitionPipeline(Pipeline):
 
     def _forward(self, model_inputs, decoding=None, **generate_kwargs):
         inputs = self.processor(images=model_inputs["images"], return_tensors="pt").to(self.device)
-        decoding = decoding or preferred_decoding(self.model)
-        if decoding == "ctc":
-            return {"sequences": self.model.ctc_decode(**inputs)}
-        if decoding == "joint":
-            return {"sequences": self.model.joint_decode(**inputs, **generate_kwargs)}
-        return {"sequences": self.model.generate(**inputs, **generate_kwargs)}
+        return {"sequences": read_batch(self.model, inputs, decoding, **generate_kwargs)}
 
     def postprocess(self, model_outputs):
         texts = self.processor.batch_decode(model_outputs["sequences"], skip_special_tokens=True)

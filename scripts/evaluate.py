@@ -6,6 +6,8 @@
 import argparse
 import json
 import logging
+import tempfile
+from pathlib import Path
 
 import torch
 
@@ -29,9 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", default="test", help="Split to evaluate (default: test).")
     parser.add_argument("--num_samples", type=positive_int, default=500, help="Rows to evaluate (default: 500).")
     parser.add_argument("--batch_size", type=positive_int, default=32)
-    parser.add_argument("--num_beams", type=positive_int, default=1, help="1 for greedy decoding.")
+    parser.add_argument("--num_beams", type=positive_int,
+                        help="Beams of the decoder's search (1: greedy). Default: the model's generation config's, "
+                        "as model.generate() reads.")
     parser.add_argument("--decoding", choices=DECODINGS,
-                        help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
+                        help="attention: the attention decoder; ctc: the CTC head's best path (much "
                         "faster; models trained with a CTC head only); joint: the decoder's search scored with the CTC "
                         "head's prefix scores (both). Default: the one the model reads best "
                         "with (its generation config's `decoding`), else attention.")
@@ -48,8 +52,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_output_file(option: str, path: str | None) -> None:
+    """Checks, before any work, that the file `path` (given with `option`) can be written: its folder exists or is
+    created, and a file can be made in it."""
+    if path is None:
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{option} {path} is a folder; give a file name.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".write-test-"):
+            pass
+    except OSError as error:
+        raise PermissionError(f"{option} {path}: cannot write into {path.parent} ({error.strerror or error})") from None
+
+
 def run(argv: list[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    check_output_file("--output_json", args.output_json)
+    check_output_file("--contact_sheet", args.contact_sheet)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     model, processor = load_recognizer(args.model)
     dataset = load_text_recognition_dataset(args.dataset, split=args.split, num_samples=args.num_samples)
@@ -65,7 +87,7 @@ def run(argv: list[str] | None = None) -> dict:
     scores["num_samples"] = len(references)
 
     print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, {args.decoding or preferred_decoding(model)} decoding, "
-          f"beams={args.num_beams}, {torch.get_num_threads()} threads)")
+          f"beams={args.num_beams or model.generation_config.num_beams or 1}, {torch.get_num_threads()} threads)")
     print(score_line(args.model, scores))
     if args.compare_tesseract:
         scores["tesseract"] = read_with_tesseract(images, references, args.normalization)

@@ -12,19 +12,47 @@ from .cli import positive_int, run_command
 from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
+SHOWN_NAMES = 5
+"""How many of the entries a folder's skipped-files line names."""
 
 
 def collect_images(inputs: list[str]) -> list[Path]:
-    """Files as given, and the image files of folders in name order."""
+    """Files as given, and the image files of folders in name order (by `IMAGE_SUFFIXES`). What else a folder
+    holds is not read, and one line on stderr counts and names it: other files, and sub-folders."""
     paths = []
     for item in map(Path, inputs):
         if item.is_dir():
-            paths.extend(sorted(p for p in item.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES))
+            entries = sorted(item.iterdir())
+            paths.extend(p for p in entries if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+            others = [p.name for p in entries if p.is_file() and p.suffix.lower() not in IMAGE_SUFFIXES]
+            folders = [p.name for p in entries if p.is_dir()]
+            report_skipped(item, others, folders)
         elif item.exists():
             paths.append(item)
         else:
             raise SystemExit(f"textrec-recognize: no such file or folder: {item}")
     return paths
+
+
+def _counted(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:SHOWN_NAMES])
+    return shown + (f", ... ({len(names) - SHOWN_NAMES} more)" if len(names) > SHOWN_NAMES else "")
+
+
+def report_skipped(folder: Path, others: list[str], folders: list[str]) -> None:
+    """`textrec-recognize: scans: skipped 3 files that are not images: a.txt, b.csv, c.md` on stderr (and the
+    sub-folders, which are not read), or nothing where the folder holds images only."""
+    parts = []
+    if others:
+        parts.append(f"{_counted(len(others), 'file that is not an image', 'files that are not images')}: {_names(others)}")
+    if folders:
+        parts.append(f"{_counted(len(folders), 'sub-folder', 'sub-folders')} (not read): {_names(folders)}")
+    if parts:
+        print(f"textrec-recognize: {folder}: skipped {'; and '.join(parts)}", file=sys.stderr, flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,9 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", required=True,
                         help="A released model's name (e.g. self-attention-lines), a trained model folder or a Hub id.")
     parser.add_argument("--batch_size", type=positive_int, default=16)
-    parser.add_argument("--num_beams", type=positive_int, default=1)
+    parser.add_argument("--num_beams", type=positive_int,
+                        help="Beams of the decoder's search (1: greedy). Default: the model's generation config's, "
+                        "as model.generate() reads.")
     parser.add_argument("--decoding", choices=DECODINGS,
-                        help="attention: the decoder through generate(); ctc: the CTC head's best path (much "
+                        help="attention: the attention decoder; ctc: the CTC head's best path (much "
                         "faster; models trained with a CTC head only); joint: the decoder's search scored with the CTC "
                         "head's prefix scores (both). Default: the one the model reads best "
                         "with (its generation config's `decoding`), else attention.")

@@ -5,7 +5,11 @@
 
 Every `Seq2SeqTrainingArguments` option works as in transformers' example scripts
 (`--learning_rate`, `--resume_from_checkpoint`, `--push_to_hub`, `--hub_model_id`, ...). An interrupted run
-resumes from the last complete checkpoint of its output folder. The output folder is ready for the Hub:
+resumes from the last complete checkpoint of its output folder (a kill during the final save included); rerun
+on a finished run, the command does nothing and says so (a larger `--max_steps` trains on; `--overwrite_output_dir`
+trains afresh). An output folder holding another run or model, or one another training is writing into, is
+refused. A run that trains no step, or whose loss or weights become NaN or infinite, fails and saves nothing.
+The output folder is ready for the Hub:
 weights as safetensors, processor, custom code, generation config and a model card with the evaluation
 results. It runs unchanged under `torchrun --nproc_per_node 2` (gloo on CPU). CharBERT pre-training has its
 own command, `textrec-pretrain-charbert`.

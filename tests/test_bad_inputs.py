@@ -4,21 +4,27 @@ broken, one-line errors from the commands, and a trained model that survives a f
 import io
 import json
 import logging
+import re
 import shutil
 
 import datasets
+import numpy as np
 import pytest
 import torch
 from PIL import Image
+from safetensors.torch import load_file, save_file
 from transformers import pipeline
 
 from textrec.processing.data import load_text_recognition_dataset, make_synthetic_lines
 from textrec.scripts import evaluate as evaluate_cli
+from textrec.scripts import export as export_cli
+from textrec.scripts import pretrain_charbert as pretrain_charbert_cli
 from textrec.scripts import recognize as recognize_cli
 from textrec.scripts import train as train_cli
 from textrec.processing.training.architectures import get_spec
 from textrec.model_cards.hub import export_for_hub
-from textrec.processing.inference import load_recognizer, recognize
+from textrec.processing import load_image
+from textrec.processing.inference import iter_recognize, load_recognizer, recognize
 
 from textrec.processing.training.trainer import TextRecognitionTrainer
 from textrec.processing.training import ModelArguments, build_recognizer
@@ -55,6 +61,14 @@ def shrink_vocabulary(folder):
     (folder / "config.json").write_text(json.dumps(config))
 
 
+def grow_vocabulary(folder):
+    """Weights of a model with 20 more tokens than config.json and tokenizer.json say."""
+    weights = load_file(folder / "model.safetensors")
+    for name in ("decoder.embed_tokens.weight", "lm_head.weight", "lm_head.bias"):
+        weights[name] = torch.cat([weights[name], weights[name][:20]])
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+
+
 def unknown_model_type(folder):
     config = json.loads((folder / "config.json").read_text())
     config["model_type"] = "no-such-architecture"
@@ -67,6 +81,10 @@ BROKEN_FOLDERS = {
     "no tokenizer.json": (remove("tokenizer.json"), FileNotFoundError, "has no tokenizer.json"),
     "weights cut short": (truncate("model.safetensors"), ValueError, "model.safetensors cannot be read"),
     "config cut short": (truncate("config.json"), ValueError, "config.json is not valid JSON"),
+    "tokenizer cut short": (truncate("tokenizer.json"), ValueError, "tokenizer.json is not valid JSON"),
+    "weights of a larger vocabulary": (
+        grow_vocabulary, ValueError, r"model.safetensors does not fit the textrec-self-attention model that its "
+        r"config.json describes: 3 weights have another shape \(decoder.embed_tokens.weight: \(119, 32\) in the file"),
     "vocabulary smaller than the tokenizer": (shrink_vocabulary, ValueError, "do not belong together"),
     "unknown model_type": (unknown_model_type, ValueError, "no-such-architecture"),
 }
@@ -263,10 +281,125 @@ def test_images_far_outside_the_model_range_are_read_with_a_warning_naming_them(
     assert all(warning.endswith("; read all the same") and "\n" not in warning for warning in warnings_of(caplog))
 
 
+# ------------------------------------------------------------------------------------------------ inputs said, not guessed
+
+ONE_IMAGE = {
+    "a path as a string": lambda path: str(path),
+    "a path": lambda path: path,
+    "a PIL image": lambda path: Image.open(path),
+    "an array": lambda path: np.asarray(Image.open(path)),
+}
+
+
+@pytest.mark.parametrize("reader", ["recognize", "iter_recognize"])
+@pytest.mark.parametrize("case", list(ONE_IMAGE))
+def test_the_python_api_refuses_one_image_where_it_takes_a_list(model_folder, tmp_path, lines, case, reader):
+    model, processor = load_recognizer(str(model_folder))
+    image = ONE_IMAGE[case](one_image(tmp_path, lines))
+    with pytest.raises(TypeError, match=r"images must be a list of images .*got a single \w+.*; pass a list: \[image\]"):
+        if reader == "recognize":
+            recognize(model, processor, image, progress=False)
+        else:
+            next(iter_recognize(model, processor, image, progress=False))
+
+
+def eight_bit() -> np.ndarray:
+    """A 16 x 40 grey ramp over 0..255: the values every form below holds."""
+    return np.tile(np.linspace(0, 255, 40).round().astype(np.uint8), (16, 1))
+
+
+READ_BY_RANGE = {
+    "float32 array of 0..255": lambda: eight_bit().astype(np.float32),
+    "float64 array of 0..1": lambda: eight_bit() / 255.0,
+    "float16 array of 0..255, RGB": lambda: np.dstack([eight_bit()] * 3).astype(np.float16),
+    'mode "I" image of 0..255 (an 8-bit image converted)': lambda: Image.fromarray(eight_bit()).convert("I"),
+    'mode "I" image of 0..65535': lambda: Image.fromarray(eight_bit().astype(np.int32) * 257),
+    'mode "F" image of 0..255 (an 8-bit image converted)': lambda: Image.fromarray(eight_bit()).convert("F"),
+    'mode "F" image of 0..1': lambda: Image.fromarray(eight_bit().astype(np.float32) / 255),
+}
+
+
+@pytest.mark.parametrize("case", list(READ_BY_RANGE))
+def test_float_arrays_and_wide_images_are_read_by_the_range_of_their_values(case):
+    assert np.array_equal(np.asarray(load_image(READ_BY_RANGE[case]()).convert("L")), eight_bit())
+
+
+def with_values(value: float) -> np.ndarray:
+    """`eight_bit()` as 0..1 floats with two pixels set to `value`."""
+    values = eight_bit() / 255.0
+    values[3, 7] = values[9, 30] = value
+    return values
+
+
+REFUSED_VALUES = {
+    "NaN": (lambda: with_values(np.nan), "a float64 array holding 2 NaN or infinite values (of 640)"),
+    "infinity": (lambda: with_values(np.inf), "a float64 array holding 2 NaN or infinite values (of 640)"),
+    "normalised values": (lambda: eight_bit() / 127.5 - 1.0, "values from -1 to 1; expected 0..1 or 0..255"),
+    "values past 255": (lambda: eight_bit() * 2.0, "values from 0 to 510; expected 0..1 or 0..255"),
+    "0..1 values pushed past 1": (
+        lambda: eight_bit() / 255.0 * 1.05, "values from 0 to 1.05: above 1, so not 0..1, yet too dark for 0..255"),
+    'mode "F" image holding NaN': (
+        lambda: Image.fromarray(np.full((16, 40), np.nan, dtype=np.float32)), 'a mode "F" image holding 640 NaN'),
+    'mode "I" image of negative values': (
+        lambda: Image.fromarray(eight_bit().astype(np.int32) - 128), 'a mode "I" image with values from -128 to 127'),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED_VALUES))
+def test_values_of_no_image_range_are_refused_naming_them(case):
+    make, message = REFUSED_VALUES[case]
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_image(make())
+
+
+@pytest.mark.parametrize("suffix", [".gif", ".tiff"])
+def test_an_image_of_several_frames_is_read_at_its_first_with_a_warning_naming_the_file(tmp_path, caplog, suffix):
+    path = tmp_path / f"frames{suffix}"
+    frames = [Image.new("L", (40, 16), value) for value in (30, 200, 90)]
+    frames[0].save(path, save_all=True, append_images=frames[1:])
+    with caplog.at_level(logging.WARNING, logger="textrec"):
+        first = load_image(path)
+        load_image(path)  # once per file
+    assert np.asarray(first.convert("L")).max() == 30
+    assert warnings_of(caplog) == [f"{path}: an image of 3 frames (animated, or pages); only the first is read"]
+
+
+def test_the_files_of_a_folder_that_are_not_images_are_counted_and_named(model_folder, tmp_path, lines, capsys):
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    lines[0][0].save(folder / "line.png")
+    for name in ("a.txt", "b.csv", "notes.md"):
+        (folder / name).write_text("not an image")
+    (folder / "older").mkdir()
+    recognize_cli.main(["--model", str(model_folder), str(folder)])
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 1
+    assert (f"textrec-recognize: {folder}: skipped 3 files that are not images: a.txt, b.csv, notes.md; "
+            "and 1 sub-folder (not read): older") in captured.err.splitlines()
+
+
+def test_metadata_paths_outside_the_dataset_folder_are_read_only_when_allowed(tmp_path, lines):
+    root = tmp_path / "data"
+    (root / "images").mkdir(parents=True)
+    lines[0][0].save(root / "images" / "a.png")
+    lines[1][0].save(tmp_path / "outside.png")
+    write_folder(root / "train", lines, [("../images/a.png", "inside the dataset folder"), ("../../outside.png", "out")])
+    with pytest.raises(ValueError, match=r"train/metadata.jsonl, line 2: file_name '../../outside.png' lies outside"):
+        load_text_recognition_dataset(root)
+    dataset = load_text_recognition_dataset(root, allow_outside_paths=True)
+    assert dataset["text"] == ["inside the dataset folder", "out"]
+
+
+def test_a_utf8_metadata_file_with_a_byte_order_mark_is_read(tmp_path, lines):
+    folder = folder_with_metadata(tmp_path, lines, b"\xef\xbb\xbf" + (ROWS + LATIN_1_ROW + "\n").encode("utf-8"))
+    assert load_text_recognition_dataset(folder)["text"] == ["café", "zwei", "café"]
+
+
 # ------------------------------------------------------------------------------------------------ the catalogue
 
 COMMANDS = {
-    "textrec-train": train_cli.main, "textrec-recognize": recognize_cli.main, "textrec-evaluate": evaluate_cli.main
+    "textrec-train": train_cli.main, "textrec-recognize": recognize_cli.main, "textrec-evaluate": evaluate_cli.main,
+    "textrec-export": export_cli.main, "textrec-pretrain-charbert": pretrain_charbert_cli.main,
 }
 
 
@@ -302,10 +435,47 @@ def one_image(tmp_path, lines):
     return str(tmp_path / "line.png")
 
 
-def broken_model(model_folder, tmp_path):
+def training_run_folder(model_folder, tmp_path):
+    """A training run's output folder: a model beside the Trainer's state and a checkpoint."""
+    folder = tmp_path / "trained"
+    shutil.copytree(model_folder, folder)
+    (folder / "trainer_state.json").write_text('{"global_step": 2}')
+    (folder / "checkpoint-2").mkdir()
+    return folder
+
+
+def corpus_file(tmp_path, name: str, data: bytes) -> str:
+    (tmp_path / name).write_bytes(data)
+    return str(tmp_path / name)
+
+
+def png_bytes() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("L", (8, 8), 255).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def charbert_arguments(tmp_path, corpus: str, *extra) -> list[str]:
+    return ["--corpus", corpus, f"--output_dir={tmp_path / 'run'}", "--use_cpu=True", *extra]
+
+
+def broken_model(model_folder, tmp_path, breaks=remove("config.json")):
     shutil.copytree(model_folder, tmp_path / "broken")
-    (tmp_path / "broken" / "config.json").unlink()
+    breaks(tmp_path / "broken")
     return str(tmp_path / "broken")
+
+
+def folder_with_metadata(tmp_path, lines, data: bytes):
+    """An image folder whose metadata.jsonl holds `data` as given; good0.png ... good2.png exist."""
+    folder = folder_with_lines(tmp_path, lines)
+    (tmp_path / "data" / "metadata.jsonl").write_bytes(data)
+    return folder
+
+
+ROWS = row("good0.png", "café") + "\n" + row("good1.png", "zwei") + "\n"
+"""Two metadata lines; json.dumps writes the é as an escape, so they are ASCII."""
+LATIN_1_ROW = '{"file_name": "good2.png", "text": "café"}'
+"""A third line with the é written out: in Latin-1, the byte 0xe9, which is no UTF-8."""
 
 
 BAD_INPUTS = {
@@ -351,6 +521,59 @@ BAD_INPUTS = {
     "fine-tuning a missing model folder": (
         "textrec-train", lambda t, lines, model: train_arguments(t, f"--model_name_or_path={t / 'missing'}"),
         "no such model folder or released name"),
+    "zero epochs": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, "--max_steps=-1", "--num_train_epochs=0"),
+        "--num_train_epochs must be > 0; got 0.0"),
+    "negative epochs": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, "--max_steps=-1", "--num_train_epochs=-2"),
+        "--num_train_epochs must be > 0; got -2.0"),
+    "every batch dropped": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(t, "--dataloader_drop_last=True", "--per_device_train_batch_size=64"),
+        "--dataloader_drop_last drops every batch: the 48 training rows are fewer than one batch of 64"),
+    "misspelt --config_overrides key": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, '--config_overrides={"hiden_size": 8}'),
+        "--config_overrides: SelfAttentionRecognizerConfig has no 'hiden_size' (did you mean 'hidden_size'?); its "
+        "keys: vocab_size, num_channels, cnn_channels"),
+    "misplaced --config_overrides key of a composite": (
+        "textrec-train",
+        lambda t, lines, model: [*train_arguments(t, '--config_overrides={"d_model": 8}'), "--model=trocr"],
+        "TrOCRRecognizerConfig has no 'd_model' (did you mean 'decoder.d_model'?)"),
+    "--config_overrides when fine-tuning": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(t, f"--model_name_or_path={model}", '--config_overrides={"dropout": 0.2}'),
+        "--config_overrides sets a new model's configuration; a fine-tuned model (--model_name_or_path) keeps its own"),
+    "missing --charset file": (
+        "textrec-train", lambda t, lines, model: train_arguments(t, f"--charset={t / 'charsets' / 'latin.chars'}"),
+        "latin.chars: no such file"),
+    "fine-tuning from weights that do not fit": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(t, f"--model_name_or_path={broken_model(model, t, grow_vocabulary)}"),
+        "model.safetensors does not fit the textrec-self-attention model that its config.json describes: 3 weights "
+        "have another shape (decoder.embed_tokens.weight: (119, 32) in the file, (99, 32) in the model"),
+    "metadata.jsonl naming a file outside the folder": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(
+            t, f"--dataset={folder_with_lines(t, lines, row('good0.png', 'a'), row('../../etc/passwd', 'b'))}"),
+        "metadata.jsonl, line 2: file_name '../../etc/passwd' lies outside the dataset folder"),
+    "metadata.jsonl naming an absolute path": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(t, f"--dataset={folder_with_lines(t, lines, row('/etc/line.png', 'b'))}"),
+        "metadata.jsonl, line 1: file_name '/etc/line.png' lies outside the dataset folder"),
+    "UTF-16 metadata.jsonl": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(t, f"--dataset={folder_with_metadata(t, lines, ROWS.encode('utf-16'))}"),
+        "metadata.jsonl, line 1: UTF-16 or UTF-32 text (a byte order mark); save it as UTF-8"),
+    "UTF-16 metadata.jsonl without a byte order mark": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(
+            t, f"--dataset={folder_with_metadata(t, lines, ROWS.encode('utf-16-le'))}"),
+        "metadata.jsonl, line 1: NUL bytes (UTF-16 or UTF-32 text?); save it as UTF-8"),
+    "Latin-1 metadata.jsonl": (
+        "textrec-train",
+        lambda t, lines, model: train_arguments(
+            t, f"--dataset={folder_with_metadata(t, lines, (ROWS + LATIN_1_ROW).encode('latin-1'))}"),
+        "metadata.jsonl, line 3: not UTF-8 text (invalid continuation byte at byte 39: b'\\xe9\"}'); save it as UTF-8"),
     # textrec-recognize
     "zero --batch_size": (
         "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t), "--batch_size", "0"],
@@ -364,6 +587,14 @@ BAD_INPUTS = {
     "model folder without config.json": (
         "textrec-recognize", lambda t, lines, model: ["--model", broken_model(model, t), one_image(t, lines)],
         "has no config.json"),
+    "model folder whose weights do not fit": (
+        "textrec-recognize",
+        lambda t, lines, model: ["--model", broken_model(model, t, grow_vocabulary), one_image(t, lines)],
+        "does not fit the textrec-self-attention model that its config.json describes: 3 weights have another shape"),
+    "model folder with a cut-short tokenizer.json": (
+        "textrec-recognize",
+        lambda t, lines, model: ["--model", broken_model(model, t, truncate("tokenizer.json")), one_image(t, lines)],
+        "tokenizer.json is not valid JSON"),
     "missing image file": (
         "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t / "line.png")],
         "no such file or folder"),
@@ -384,6 +615,37 @@ BAD_INPUTS = {
     "zero evaluation samples": (
         "textrec-evaluate", lambda t, lines, model: ["--model", str(model), "--num_samples", "0"],
         "argument --num_samples: must be >= 1, got 0"),
+    "--output_json where no folder can be made": (
+        "textrec-evaluate", lambda t, lines, model: ["--model", str(model), "--output_json", str(inside_a_file(t) / "s.json")],
+        "s.json: cannot write into"),
+    # textrec-export
+    "exporting into a training run's folder": (
+        "textrec-export",
+        lambda t, lines, model: ["--model", str(model), "--output_dir", str(training_run_folder(model, t))],
+        "is a training run's folder (trainer_state.json, checkpoint-2): exporting into it would replace its trained model"),
+    # textrec-pretrain-charbert: the corpus is checked before anything is trained on it
+    "a PNG as the corpus": (
+        "textrec-pretrain-charbert",
+        lambda t, lines, model: charbert_arguments(t, corpus_file(t, "corpus.png", png_bytes())),
+        "corpus.png is a PNG image, not text"),
+    "a Latin-1 corpus": (
+        "textrec-pretrain-charbert",
+        lambda t, lines, model: charbert_arguments(t, corpus_file(t, "corpus.txt", "one\ntwo\ncaf\u00e9\n".encode("latin-1"))),
+        "corpus.txt is not UTF-8: line 3 has the byte 0xe9"),
+    "a corpus smaller than --eval_samples": (
+        "textrec-pretrain-charbert",
+        lambda t, lines, model: charbert_arguments(t, corpus_file(t, "corpus.txt", b"one\ntwo\nthree\n"), "--eval_samples=3"),
+        "the corpus has 3 documents (lines or records): --eval_samples 3 holds out that many"),
+    "misspelt CharBERT --config_overrides key": (
+        "textrec-pretrain-charbert",
+        lambda t, lines, model: charbert_arguments(
+            t, corpus_file(t, "corpus.txt", "".join(f"line {i} of some words\n" for i in range(20)).encode()),
+            "--eval_samples=5", "--vocab_size=300", "--word_vocab_size=20", '--config_overrides={"char_rnn_scop": "token"}'),
+        "--config_overrides: CharBertConfig has no 'char_rnn_scop' (did you mean 'char_rnn_scope'?)"),
+    "zero --eval_samples": (
+        "textrec-pretrain-charbert",
+        lambda t, lines, model: charbert_arguments(t, corpus_file(t, "corpus.txt", b"one\n"), "--eval_samples=0"),
+        "--eval_samples must be >= 1"),
 }
 
 
@@ -405,3 +667,34 @@ def test_bad_input_catalogue_gives_one_line_naming_the_cause(case, tmp_path, lin
         errors = [line for line in stderr.splitlines() if line.startswith(f"{command}: ")]
     assert len(errors) == 1 and message in errors[0], stderr
     assert not (tmp_path / "run" / "model.safetensors").exists()
+
+
+def folder_bytes(folder) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_exporting_into_a_training_run_is_refused_and_the_run_kept_byte_for_byte(model_folder, tmp_path, capsys):
+    run = training_run_folder(model_folder, tmp_path)
+    before = folder_bytes(run)
+    with pytest.raises(SystemExit):
+        export_cli.main(["--model", str(model_folder), "--output_dir", str(run)])
+    assert "is a training run's folder" in capsys.readouterr().err
+    assert folder_bytes(run) == before
+    export_cli.run(["--model", str(model_folder), "--output_dir", str(tmp_path / "hub")])
+    export_cli.run(["--model", str(model_folder), "--output_dir", str(tmp_path / "hub")])  # an export is rewritten
+
+
+def test_evaluate_checks_output_json_before_any_work_and_creates_its_folder(model_folder, tmp_path, monkeypatch, capsys):
+    load_recognizer = evaluate_cli.load_recognizer
+
+    def evaluated(*args, **kwargs):
+        raise AssertionError("the evaluation ran before --output_json was checked")
+
+    monkeypatch.setattr(evaluate_cli, "load_recognizer", evaluated)
+    with pytest.raises(SystemExit):
+        evaluate_cli.main(["--model", str(model_folder), "--output_json", str(inside_a_file(tmp_path) / "s.json")])
+    assert "cannot write into" in capsys.readouterr().err
+    monkeypatch.setattr(evaluate_cli, "load_recognizer", load_recognizer)
+    output = tmp_path / "new" / "deeper" / "scores.json"
+    scores = evaluate_cli.run(["--model", str(model_folder), "--num_samples", "2", "--output_json", str(output)])
+    assert json.loads(output.read_text())["num_samples"] == scores["num_samples"] == 2

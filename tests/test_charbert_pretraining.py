@@ -252,20 +252,21 @@ def pretrained(tmp_path_factory):
         output_dir=folder,
         use_cpu=True,
     )
-    results = pretrain_charbert.run([f"--{key}={value}" for key, value in arguments.items()])
-    return folder, results
+    argv = [f"--{key}={value}" for key, value in arguments.items()]
+    results = pretrain_charbert.run(argv)
+    return folder, results, argv
 
 
 @pytest.mark.slow
 def test_short_pretraining_lowers_both_losses(pretrained):
-    _, results = pretrained
+    _, results, _ = pretrained
     assert results["after"]["mlm_loss"] < results["before"]["mlm_loss"]
     assert results["after"]["nlm_loss"] < results["before"]["nlm_loss"]
 
 
 @pytest.mark.slow
 def test_pretrained_folder_loads_with_its_processor(pretrained):
-    folder, results = pretrained
+    folder, results, _ = pretrained
     saved = json.loads((folder / "pretraining_results.json").read_text())
     assert saved["after"] == results["after"]
     model = AutoModelForMaskedLM.from_pretrained(folder)
@@ -276,7 +277,7 @@ def test_pretrained_folder_loads_with_its_processor(pretrained):
 
 @pytest.mark.slow
 def test_pretrained_folder_loads_without_textrec(pretrained, tmp_path):
-    folder, _ = pretrained
+    folder, _, _ = pretrained
     output = run_without_textrec(
         f"""
         from transformers import AutoModelForMaskedLM, AutoProcessor
@@ -288,6 +289,16 @@ def test_pretrained_folder_loads_without_textrec(pretrained, tmp_path):
         tmp_path,
     )
     assert output.split()[:2] == ["CharBertForMaskedLM", "CharBertProcessor"]
+
+
+@pytest.mark.slow
+def test_rerunning_finished_pretraining_changes_nothing_and_returns_its_results(pretrained, caplog):
+    folder, results, argv = pretrained
+    before = {path.name: path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+    with caplog.at_level("WARNING", logger="textrec.train"):
+        assert pretrain_charbert.run(argv) == json.loads(json.dumps(results))
+    assert "already finished at step 12; nothing to do" in caplog.text
+    assert {path.name: path.read_bytes() for path in folder.rglob("*") if path.is_file()} == before
 
 
 def test_confusion_matrix_script_counts_every_prediction(tmp_path):

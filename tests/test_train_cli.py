@@ -194,8 +194,8 @@ def test_time_budget_stops_training_early_with_a_saved_model(tmp_path, budget):
 
 
 def test_early_stopping_ends_a_run_whose_cer_stops_falling_and_keeps_its_best_model(tmp_path):
-    """With a learning rate of 0 the CER never falls after the first evaluation: patience 2 ends the run two
-    evaluations later, far before --max_steps, and the CER is read as lower-is-better."""
+    """With a learning rate of 0 the CER barely moves (only batch-norm statistics drift): patience 2 ends the run
+    two evaluations after its best one, far before --max_steps, and the CER is read as lower-is-better."""
     arguments = tiny_run_arguments(tmp_path / "run", max_steps=40) + [
         "--eval_steps=1", "--save_steps=1", "--learning_rate=0", "--early_stopping_patience=2",
     ]
@@ -204,8 +204,10 @@ def test_early_stopping_ends_a_run_whose_cer_stops_falling_and_keeps_its_best_mo
     assert training_args.load_best_model_at_end
     train_cli.run(arguments)
     state = json.loads((tmp_path / "run" / "trainer_state.json").read_text())
-    assert state["global_step"] == 3
-    assert state["best_global_step"] == 1
+    cers = {entry["step"]: entry["eval_cer"] for entry in state["log_history"] if "eval_cer" in entry}
+    assert state["global_step"] < 40
+    assert state["global_step"] == state["best_global_step"] + 2
+    assert cers[state["best_global_step"]] == min(cers.values())
     logged = [entry["cpu_minutes"] for entry in state["log_history"] if "cpu_minutes" in entry]
     assert logged and logged == sorted(logged) and logged[-1] > 0
 
@@ -219,10 +221,13 @@ def break_checkpoint(folder, how: str) -> None:
     elif how == "truncated trainer state":
         state = (folder / "trainer_state.json").read_text()
         (folder / "trainer_state.json").write_text(state[: len(state) // 2])
+    elif how == "truncated optimizer":
+        optimizer = (folder / "optimizer.pt").read_bytes()
+        (folder / "optimizer.pt").write_bytes(optimizer[: len(optimizer) // 2])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["no trainer state", "truncated weights", "truncated trainer state"])
+@pytest.mark.parametrize("how", ["no trainer state", "truncated weights", "truncated trainer state", "truncated optimizer"])
 def test_resume_skips_a_half_written_checkpoint(tmp_path, monkeypatch, caplog, how):
     """A run killed while writing checkpoint-4 resumes, without help, from checkpoint-2."""
     folder = tmp_path / "run"

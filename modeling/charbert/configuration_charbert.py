@@ -2,10 +2,11 @@
 
 from transformers import PretrainedConfig
 
+from .checkpoint_format import CheckpointFormatMixin
 from .presets import ConfigPresetsMixin
 
 
-class CharBertConfig(ConfigPresetsMixin, PretrainedConfig):
+class CharBertConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
     r"""
     Configuration of [`CharBertModel`] and [`CharBertForMaskedLM`] (Ma et al., "CharBERT:
     Character-aware Pre-trained Language Model", COLING 2020), RoBERTa flavour.

@@ -2,6 +2,7 @@
 
 from transformers import PretrainedConfig
 
+from .checkpoint_format import CheckpointFormatMixin
 from .presets import ConfigPresetsMixin
 
 COVERAGE_MODES = ("none", "self", "cross", "fusion")
@@ -9,7 +10,7 @@ COVERAGE_MODES = ("none", "self", "cross", "fusion")
 layer's own attention, of the previous layer's refined attention, or both."""
 
 
-class CoMERConfig(ConfigPresetsMixin, PretrainedConfig):
+class CoMERConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
     r"""
     Configuration of [`CoMERForFormulaRecognition`] (Zhao and Gao, "CoMER: Modeling Coverage for
     Transformer-based Handwritten Mathematical Expression Recognition", ECCV 2022; its baseline is BTTR,

@@ -11,13 +11,19 @@ and `GenerationMixin` among its bases, and provides three sub-modules:
 - `self.lm_head`, mapping decoder states to vocabulary logits;
 - optionally `self.ctc_head` (a `CTCHead`, when `config.ctc_loss_weight > 0`) over the encoder outputs, for
   joint CTC-attention training and `ctc_decode`.
+
+`generate()` reads as the model was released to read: with the decoding its generation config names
+(`generation_config.decoding`: "attention", "ctc" or "joint", chosen when it was packaged), so that
+transformers' own calls (`model.generate(**processor(images, return_tensors="pt"))`, `Seq2SeqTrainer`'s
+evaluation, a pipeline) read as textrec does, with or without textrec installed.
+`model.generate(..., decoding="attention")` asks for the attention decoder whatever the model prefers.
 """
 
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-from transformers import LogitsProcessorList
+from transformers import GenerationConfig, LogitsProcessorList
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 
@@ -79,10 +85,56 @@ def recognition_loss(logits: torch.Tensor, labels: torch.Tensor, label_smoothing
     )
 
 
+DECODINGS = ("attention", "ctc", "joint")
+"""How a recognizer reads: its attention decoder (transformers' `generate()`), its CTC head's best path
+(`ctc_decode()`), or both (`joint_decode()`)."""
+
+
 class CTCReadingMixin:
     """Reading with a CTC head on the encoder (`self.ctc_head`, None without one): `ctc_decode()` alone, or
-    `joint_decode()` with the attention decoder. The encoder takes `pixel_mask` and returns a
-    `RecognizerEncoderOutput` (its `attention_mask` marks the real columns)."""
+    `joint_decode()` with the attention decoder; and `generate()`, which reads with the decoding the generation
+    config names. The encoder takes `pixel_mask` and returns a `RecognizerEncoderOutput` (its `attention_mask`
+    marks the real columns). List it before the class that brings `GenerationMixin.generate`."""
+
+    @torch.no_grad()
+    def generate(
+        self,
+        inputs: torch.Tensor | None = None,
+        generation_config: GenerationConfig | None = None,
+        decoding: str | None = None,
+        **kwargs,
+    ) -> torch.LongTensor:
+        """Reads the images with `decoding`: by default the generation config's `decoding` (the one the model was
+        released with), else `"attention"`.
+
+        - `"attention"`: `GenerationMixin.generate`, the attention decoder (greedy or beam search, as the
+          generation config and the arguments say);
+        - `"ctc"`: `ctc_decode()`, the CTC head's best path, returned as `generate()` returns sequences (decode them
+          with `processor.batch_decode(..., skip_special_tokens=True)`); cut only where `max_new_tokens` is given
+          in the call. The decoder's search settings (beams, length limits of the generation config) do not apply;
+        - `"joint"`: `joint_decode()`, the decoder's search with CTC prefix scores; the other arguments go to it.
+
+        Args:
+            inputs: `(batch, channels, height, width)` images, or pass them as `pixel_values`.
+            generation_config: replaces the model's, as in `GenerationMixin.generate`; its `decoding` is read too.
+            decoding: `"attention"`, `"ctc"` or `"joint"`: `decoding="attention"` reads with the decoder whatever
+                the model prefers.
+            kwargs: `pixel_values`, `pixel_mask`, and `generate()` arguments.
+        """
+        config = generation_config if generation_config is not None else self.generation_config
+        decoding = decoding or getattr(config, "decoding", None) or "attention"
+        if decoding not in DECODINGS:
+            raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
+        if decoding == "attention":
+            return super().generate(inputs, generation_config=generation_config, **kwargs)
+        pixel_values = inputs if inputs is not None else kwargs.pop("pixel_values", None)
+        if pixel_values is None:
+            raise ValueError("Pass the images as `inputs` or `pixel_values` (batch, channels, height, width).")
+        if decoding == "joint":
+            return self.joint_decode(pixel_values, generation_config=generation_config, **kwargs)
+        sequences = self.ctc_decode(pixel_values, pixel_mask=kwargs.get("pixel_mask"))
+        limit = kwargs.get("max_new_tokens")
+        return sequences[:, :limit] if limit else sequences
 
     @torch.no_grad()
     def ctc_decode(
@@ -101,7 +153,8 @@ class CTCReadingMixin:
         """
         if getattr(self, "ctc_head", None) is None:
             raise ValueError(
-                f"{type(self).__name__} has no CTC head (its config has ctc_loss_weight=0): use generate()."
+                f"{type(self).__name__} has no CTC head (its config has ctc_loss_weight=0): read with "
+                f"generate(..., decoding=\"attention\")."
             )
         encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
         return ctc_greedy_decode(
@@ -129,18 +182,20 @@ class CTCReadingMixin:
             pixel_mask: `(batch, height, width)`, 1 on real pixels.
             ctc_weight: the CTC share of the score (default: `generation_config.ctc_weight`, else 0.3).
             num_beams: default: the generation config's.
-            generate_kwargs: more `generate()` arguments (`max_new_tokens`, ...).
+            generate_kwargs: more `generate()` arguments (`max_new_tokens`, `generation_config`, ...).
 
         Returns:
             `(batch, length)` token ids, decoder start token first, as from `generate()`.
         """
         if getattr(self, "ctc_head", None) is None:
             raise ValueError(
-                f"{type(self).__name__} has no CTC head (its config has ctc_loss_weight=0): use generate()."
+                f"{type(self).__name__} has no CTC head (its config has ctc_loss_weight=0): read with "
+                f"generate(..., decoding=\"attention\")."
             )
+        config = generate_kwargs.get("generation_config") or self.generation_config
         if ctc_weight is None:
-            ctc_weight = getattr(self.generation_config, "ctc_weight", None) or 0.3
-        num_beams = num_beams or self.generation_config.num_beams or 1
+            ctc_weight = getattr(config, "ctc_weight", None) or 0.3
+        num_beams = num_beams or config.num_beams or 1
         encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
         scorer = CTCPrefixScoreLogitsProcessor(
             self.ctc_head(encoder_outputs.last_hidden_state).float().log_softmax(dim=-1),
@@ -154,6 +209,7 @@ class CTCReadingMixin:
             encoder_outputs=type(encoder_outputs)(**encoder_outputs),  # generate() expands it for the beams in place
             num_beams=num_beams,
             logits_processor=LogitsProcessorList([scorer]),
+            decoding="attention",
             **generate_kwargs,
         )
 

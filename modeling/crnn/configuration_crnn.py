@@ -2,10 +2,11 @@
 
 from transformers import PretrainedConfig
 
+from .checkpoint_format import CheckpointFormatMixin
 from .presets import ConfigPresetsMixin
 
 
-class CRNNConfig(ConfigPresetsMixin, PretrainedConfig):
+class CRNNConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
     r"""
     Configuration of [`CRNNForTextRecognition`] (Shi, Bai & Yao, "An End-to-End Trainable Neural Network for
     Image-based Sequence Recognition", TPAMI 2017): a VGG turns a 32-pixel-high line into one row of features

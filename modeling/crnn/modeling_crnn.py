@@ -166,17 +166,21 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
         inputs: torch.Tensor | None = None,
         generation_config: GenerationConfig | None = None,
         pixel_mask: torch.LongTensor | None = None,
+        decoding: str | None = None,
         **kwargs,
     ) -> torch.LongTensor:
         """`ctc_decode()` with `GenerationMixin.generate`'s call signature: the images as `inputs` or
         `pixel_values`, the whole reading (the same as `ctc_decode()` and the pipeline's), cut only where
         `max_new_tokens` is given in the call. Length limits of the generation config (`max_length`, which
         `Seq2SeqTrainer` passes) do not apply to a reading that has no steps; `labels` are ignored. Beam search
-        and sampling do not apply to CTC best path and are refused.
+        and sampling do not apply to CTC best path and are refused, and so is a `decoding` other than `"ctc"`
+        (the argument the recognizers with a decoder take).
 
         Returns:
             `(batch, length)` token ids ending in eos (unless cut) and padded with the pad id.
         """
+        if decoding not in (None, "ctc"):
+            raise ValueError(f"CRNN has no decoder: it reads by CTC best path (decoding='ctc'), not {decoding!r}.")
         config = generation_config if generation_config is not None else self.generation_config
         pixel_values = inputs if inputs is not None else kwargs.get("pixel_values")
         if pixel_values is None:

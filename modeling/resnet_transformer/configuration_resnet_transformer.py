@@ -2,10 +2,11 @@
 
 from transformers import PretrainedConfig
 
+from .checkpoint_format import CheckpointFormatMixin
 from .presets import ConfigPresetsMixin
 
 
-class ResNetTransformerConfig(ConfigPresetsMixin, PretrainedConfig):
+class ResNetTransformerConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
     r"""
     Configuration of [`ResNetTransformerForTextRecognition`]: a ResNet (transformers' `ResNetModel`, ResNet-50
     by default) without pooling or classifier, its last stages kept at 1/`backbone_output_stride` resolution;

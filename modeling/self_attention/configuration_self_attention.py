@@ -2,10 +2,11 @@
 
 from transformers import PretrainedConfig
 
+from .checkpoint_format import CheckpointFormatMixin
 from .presets import ConfigPresetsMixin
 
 
-class SelfAttentionRecognizerConfig(ConfigPresetsMixin, PretrainedConfig):
+class SelfAttentionRecognizerConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
     r"""
     Configuration of [`SelfAttentionRecognizerForTextRecognition`]: a CNN encoder whose feature map is
     flattened into a sequence with sinusoidal positions, read by a transformer decoder (masked

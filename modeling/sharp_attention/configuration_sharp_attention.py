@@ -2,6 +2,7 @@
 
 from transformers import PretrainedConfig
 
+from .checkpoint_format import CheckpointFormatMixin
 from .presets import ConfigPresetsMixin
 
 ATTENTION_TYPES = ("soft", "hard", "sharp")
@@ -23,7 +24,7 @@ BASE_PRESET = dict(
 """The `base` preset: CPU-sized, for the line and digit-string studies."""
 
 
-class SharpAttentionConfig(ConfigPresetsMixin, PretrainedConfig):
+class SharpAttentionConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
     r"""
     Configuration of [`SharpAttentionForTextRecognition`]: the VGG backbone of CRNN turns a grey line image
     into a feature map one pixel high; its columns X (24 for a 100-pixel-wide image) are read by a 2-layer

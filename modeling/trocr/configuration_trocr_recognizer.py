@@ -4,11 +4,12 @@ import copy
 
 from transformers import TrOCRConfig, VisionEncoderDecoderConfig
 
+from .checkpoint_format import CheckpointFormatMixin
 from .configuration_self_attention import SelfAttentionRecognizerConfig
 from .presets import ConfigPresetsMixin
 
 
-class TrOCRRecognizerConfig(ConfigPresetsMixin, VisionEncoderDecoderConfig):
+class TrOCRRecognizerConfig(CheckpointFormatMixin, ConfigPresetsMixin, VisionEncoderDecoderConfig):
     r"""
     Configuration of [`TrOCRForTextRecognition`]: a `VisionEncoderDecoderModel` whose decoder is transformers'
     `TrOCRForCausalLM` and whose encoder is the self-attention recognizer's convolutional encoder

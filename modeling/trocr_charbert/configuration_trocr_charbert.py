@@ -7,12 +7,13 @@ from transformers import PretrainedConfig, TrOCRConfig, ViTConfig, VisionEncoder
 from transformers.configuration_utils import SubConfigSpec
 from transformers.models.auto.configuration_auto import AutoConfig
 
+from .checkpoint_format import CheckpointFormatMixin
 from .configuration_charbert import CharBertConfig
 from .configuration_self_attention import SelfAttentionRecognizerConfig
 from .presets import ConfigPresetsMixin
 
 
-class TrOCRCharBertDecoderConfig(PretrainedConfig):
+class TrOCRCharBertDecoderConfig(CheckpointFormatMixin, PretrainedConfig):
     r"""
     Configuration of [`TrOCRCharBertForCausalLM`]: a TrOCR decoder (`trocr`, a `TrOCRConfig`) and the
     CharBERT corrector of its input embeddings (`charbert`, a causal `CharBertConfig`), joined by tensor
@@ -156,7 +157,7 @@ class TrOCRCharBertDecoderConfig(PretrainedConfig):
         return self.trocr.decoder_layers + 1
 
 
-class TrOCRCharBertConfig(ConfigPresetsMixin, VisionEncoderDecoderConfig):
+class TrOCRCharBertConfig(CheckpointFormatMixin, ConfigPresetsMixin, VisionEncoderDecoderConfig):
     r"""
     Configuration of [`TrOCRCharBertForTextRecognition`], a `VisionEncoderDecoderModel` whose decoder is
     a [`TrOCRCharBertForCausalLM`].

@@ -198,9 +198,10 @@ class TrOCRCharBertForCausalLM(TrOCRCharBertPreTrainedModel, GenerationMixin):
 
     @classmethod
     def from_pretrained(cls, *args, **kwargs):
-        model = super().from_pretrained(*args, **kwargs)
+        loaded = super().from_pretrained(*args, **kwargs)
+        model = loaded[0] if isinstance(loaded, tuple) else loaded  # (model, loading info) with output_loading_info
         model.freeze_unused_tables()  # loading makes every parameter trainable again
-        return model
+        return loaded
 
     def freeze_unused_tables(self) -> None:
         """CharBERT's embedding tables are not on the corrector's path (the transforms feed it embeddings):
@@ -396,9 +397,10 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
 
     @classmethod
     def from_pretrained(cls, *args, **kwargs):
-        model = super().from_pretrained(*args, **kwargs)
+        loaded = super().from_pretrained(*args, **kwargs)
+        model = loaded[0] if isinstance(loaded, tuple) else loaded  # (model, loading info) with output_loading_info
         model.freeze(model.config.frozen_modules)  # loading makes every parameter trainable again
-        return model
+        return loaded
 
     def freeze(self, parts) -> None:
         """Stops training the named parts (see `TrOCRCharBertConfig.frozen_modules`) and the corrector's

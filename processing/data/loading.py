@@ -18,8 +18,9 @@ Every source but the synthetic ones (rendered in-process, known good) is checked
 loaded: each image is decoded (Pillow's ``verify()`` alone passes a JPEG cut short) and each text must be a
 non-empty string. Rows that fail are left out, with one warning that counts them by cause and names the
 first few (file and line for a ``metadata.jsonl`` folder, else the image file or the row number); a source
-with no usable row is an error. A ``metadata.jsonl`` line that is not a JSON object is an error naming the
-file and line.
+with no usable row is an error. A ``metadata.jsonl`` line that is not a JSON object, or not UTF-8 text, is an
+error naming the file and line, as is a ``file_name`` outside the dataset folder (an absolute path, or one
+climbing out with ``..``) unless ``allow_outside_paths=True``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import json
 import logging
 import os
 from collections import Counter
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import datasets
 import numpy as np
@@ -149,6 +150,7 @@ def load_text_recognition_dataset(
     seed: int = 0,
     image_column: str = "image",
     text_column: str = "text",
+    allow_outside_paths: bool = False,
     **synthetic_kwargs,
 ) -> datasets.Dataset:
     """Load a dataset of (image, text) pairs.
@@ -197,6 +199,9 @@ def load_text_recognition_dataset(
         image_column: Source column holding the images, renamed ``image``. For an image folder,
             the metadata key with the file names (default ``file_name``).
         text_column: Source column (or metadata key) holding the texts, renamed ``text``.
+        allow_outside_paths: Read the ``file_name`` of a ``metadata.jsonl`` row that lies outside the folder
+            given (an absolute path, or ``../..`` climbing out of it); by default such a row is an error, so that
+            a dataset folder reads only what it holds (a symbolic link inside it is followed).
         **synthetic_kwargs: Passed to the synthetic generator (e.g. ``font_style``, ``augment``,
             ``charset``, ``max_chars``, ``length``, ``rotated``, ``cache_dir``, ``num_proc``).
 
@@ -204,8 +209,8 @@ def load_text_recognition_dataset(
         The dataset, with columns ``image`` and ``text`` first.
 
     Raises:
-        ValueError: a malformed ``metadata.jsonl`` line (the message names file and line), a source with no
-            usable row, or an unknown dataset name when offline (listing the accepted forms).
+        ValueError: a malformed ``metadata.jsonl`` line (not UTF-8, not a JSON object, a ``file_name`` outside the
+            folder; the message names file and line), a source with no usable row, or an unknown dataset name when offline (listing the accepted forms).
     """
     name, options = parse_dataset_options(os.fspath(name_or_path))
     if name in SYNTHETIC_DATASETS:
@@ -217,7 +222,7 @@ def load_text_recognition_dataset(
     if name in LINE_DATASETS:
         dataset = _load_line_dataset(name, split, options)
     elif path.exists():
-        dataset, checked = _load_local(path, split, image_column, text_column)
+        dataset, checked = _load_local(path, split, image_column, text_column, allow_outside_paths)
     elif name.startswith((".", "/", "~")) or name.count("/") > 1:  # a path, not an "owner/name" Hub id
         raise FileNotFoundError(f"No such dataset folder: {path}")
     else:
@@ -264,9 +269,13 @@ def _load_line_dataset(name: str, split: str | None, options: dict) -> datasets.
     return load_iam_lines(root, split_file=split_files[split], **options)
 
 
-def _load_local(path: Path, split: str | None, image_column: str, text_column: str) -> tuple[datasets.Dataset, bool]:
+def _load_local(
+    path: Path, split: str | None, image_column: str, text_column: str, allow_outside_paths: bool = False
+) -> tuple[datasets.Dataset, bool]:
     """Load an image folder, an LMDB folder or a ``save_to_disk`` folder; and whether its rows were checked
-    while read (a ``metadata.jsonl`` folder)."""
+    while read (a ``metadata.jsonl`` folder, whose files must lie within ``path`` unless
+    ``allow_outside_paths``)."""
+    within = None if allow_outside_paths else path
     if not path.is_dir():
         raise ValueError(f"{path} is a file; expected {_LOCAL_FORMS}")
     file_key = "file_name" if image_column == "image" else image_column
@@ -275,10 +284,10 @@ def _load_local(path: Path, split: str | None, image_column: str, text_column: s
     split_folders = _split_folders(path)
     if split_folders:
         folder = split_folders[_pick_split(list(split_folders), split, path)]
-        return _read_image_folder(folder, file_key, text_column), True
+        return _read_image_folder(folder, file_key, text_column, within), True
     if (path / METADATA_FILE).is_file():
         _pick_split(["train"], split, path)
-        return _read_image_folder(path, file_key, text_column), True
+        return _read_image_folder(path, file_key, text_column, within), True
     lmdb_folders = _split_folders(path, LMDB_DATA_FILE)
     if lmdb_folders:
         return read_lmdb_dataset(lmdb_folders[_pick_split(list(lmdb_folders), split, path)]), False
@@ -396,31 +405,72 @@ def _report_skipped(problems: list[tuple[str, str]], total: int, source) -> None
     logger.warning("Skipped %s", summary)
 
 
-def _read_image_folder(folder: Path, file_key: str, text_column: str) -> datasets.Dataset:
+def metadata_lines(metadata: Path):
+    """``(number, text)`` of each line of a ``metadata.jsonl`` file, from 1, read as UTF-8 (a UTF-8 byte order
+    mark is allowed). A file in another encoding is an error naming the file and line: UTF-16 or UTF-32 (told
+    by a byte order mark or by NUL bytes), or bytes that are not UTF-8 (Latin-1, say)."""
+    with metadata.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            if number == 1:
+                if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    raise ValueError(
+                        f"{metadata}, line 1: UTF-16 or UTF-32 text (a byte order mark); save it as UTF-8, as JSON Lines are"
+                    )
+                raw = raw.removeprefix(b"\xef\xbb\xbf")
+            if b"\x00" in raw:
+                raise ValueError(
+                    f"{metadata}, line {number}: NUL bytes (UTF-16 or UTF-32 text?); save it as UTF-8, as JSON Lines are"
+                )
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{metadata}, line {number}: not UTF-8 text ({error.reason} at byte {error.start}: "
+                    f"{raw[error.start:error.start + 4]!r}); save it as UTF-8, as JSON Lines are"
+                ) from None
+
+
+def outside(root: Path, folder: Path, name: str) -> bool:
+    """Whether the file ``name``, written in a metadata file of ``folder`` (``root`` or a split folder inside
+    it), lies outside ``root``: an absolute path, or one whose ``..`` climb out of ``root``. Decided on the names
+    as written: a symbolic link inside ``root`` is followed wherever it leads."""
+    if PurePath(name).is_absolute():
+        return True
+    inside = os.path.normpath(os.path.join(os.path.relpath(folder, root), name))
+    return inside == os.pardir or inside.startswith(os.pardir + os.sep)
+
+
+def _read_image_folder(folder: Path, file_key: str, text_column: str, within: Path | None = None) -> datasets.Dataset:
     """Read ``folder/metadata.jsonl`` into a dataset, checking every row as :func:`check_rows` does; the
-    rows left out are named by line and file."""
+    rows left out are named by line and file. With ``within``, a ``file_name`` outside that folder is an error."""
     metadata = folder / METADATA_FILE
     rows, problems = [], []
-    with metadata.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as error:
-                raise ValueError(f"{metadata}, line {number}: not valid JSON ({error})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{metadata}, line {number}: expected a JSON object, got {type(row).__name__}")
-            missing = [key for key in (file_key, text_column) if key not in row]
-            if missing:
-                raise ValueError(f"{metadata}, line {number}: no {missing} (keys: {sorted(row)})")
-            image_path = folder / str(row.pop(file_key))
-            text = row.pop(text_column)
-            problem = text_problem(text) or image_problem(image_path)
-            if problem is not None:
-                problems.append((f"line {number} ({image_path.name})", problem))
-                continue
-            rows.append({"image": str(image_path), "text": text, **row})
+    for number, line in metadata_lines(metadata):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as error:
+            raise ValueError(f"{metadata}, line {number}: not valid JSON ({error})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{metadata}, line {number}: expected a JSON object, got {type(row).__name__}")
+        missing = [key for key in (file_key, text_column) if key not in row]
+        if missing:
+            raise ValueError(f"{metadata}, line {number}: no {missing} (keys: {sorted(row)})")
+        name = str(row.pop(file_key))
+        if within is not None and outside(within, folder, name):
+            raise ValueError(
+                f"{metadata}, line {number}: {file_key} {name!r} lies outside the dataset folder {within}; a dataset "
+                "reads only files inside its folder (a symbolic link inside it is followed), unless "
+                "allow_outside_paths=True"
+            )
+        image_path = folder / name
+        text = row.pop(text_column)
+        problem = text_problem(text) or image_problem(image_path)
+        if problem is not None:
+            problems.append((f"line {number} ({image_path.name})", problem))
+            continue
+        rows.append({"image": str(image_path), "text": text, **row})
     _report_skipped(problems, len(problems) + len(rows), metadata)
     if not rows:
         raise ValueError(f"{metadata} lists no image")

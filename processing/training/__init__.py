@@ -4,7 +4,9 @@
 - `architectures`: what training needs to know of each architecture beyond its model classes (its image
   settings, vocabulary, recipe and presets' changes), in `SPECS`;
 - `recipes`: optimisers and learning-rate schedules an architecture brings in place of AdamW;
-- `trainer`: `TextRecognitionTrainer`, time budgets, checkpoints;
+- `trainer`: `TextRecognitionTrainer`, time budgets, the stop at a non-finite loss;
+- `output_folder`: the output folder kept trustworthy (its lock and run record, complete checkpoints, the atomic
+  final save, full disks said as such);
 - `train`: `train_from_arguments` (what `textrec-train` does), `train` (any recognizer and processor on given
   data) and `fit` (any Trainer, to the end);
 - `charbert`: CharBERT pre-training (`textrec-pretrain-charbert`).

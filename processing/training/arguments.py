@@ -136,15 +136,7 @@ class TextrecTrainingArguments(CpuTrainingDefaults, Seq2SeqTrainingArguments):
                 self.greater_is_better = not (name.endswith("loss") or name in ("cer", "wer"))
             self.load_best_model_at_end = True
             self.restore_callback_states_from_checkpoint = True
-        if self.max_steps == 0 or self.max_steps < -1:
-            raise ValueError(f"--max_steps must be >= 1 (or -1 to train --num_train_epochs); got {self.max_steps}")
-        for name in ("per_device_train_batch_size", "per_device_eval_batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name} must be >= 1; got {getattr(self, name)}")
-        for name in ("max_train_minutes", "max_train_cpu_minutes"):
-            if getattr(self, name) is not None and getattr(self, name) <= 0:
-                raise ValueError(f"--{name} must be a positive number of minutes; got {getattr(self, name)}")
-        super().__post_init__()
+        super().__post_init__()  # CpuTrainingDefaults': the step, epoch, batch and time arguments
         if self.bf16 and self.use_cpu and not cpu_has_native_bf16():
             logger.warning("--bf16 on a CPU without native bfloat16 (%s): torch emulates it, and training steps are "
                            "many times slower than in fp32.", " or ".join(BF16_CPU_FLAGS))

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from torch.nn import functional as F
@@ -27,10 +28,12 @@ from transformers import HfArgumentParser, Trainer, TrainingArguments, set_seed
 
 from textrec.modeling import CharBertConfig, CharBertForMaskedLM
 from textrec.processing import CharBertProcessor, build_word_vocab, train_charbert_tokenizer
+from textrec.processing.checkpoints import load_pretrained
 from textrec.processing.data import CharacterNoise, CharBertPretrainingCollator, ConfusionMatrix, load_text_corpus
 from textrec.processing.processing_text_recognition import IGNORE_INDEX
 
-from .train import fit
+from .output_folder import OutputFolder, check_writable_folder, normalized_path
+from .train import already_finished, build_with_overrides, check_not_in_place, fit, parse_config_overrides
 from .trainer import CpuTrainingDefaults, TimeBudgetCallback
 
 logger = logging.getLogger("textrec.pretrain_charbert")
@@ -188,20 +191,23 @@ def build_processor(model_args: CharBertModelArguments, texts: list[str]) -> Cha
 
 def build_model(model_args: CharBertModelArguments, processor: CharBertProcessor) -> CharBertForMaskedLM:
     if model_args.model_name_or_path:
-        return CharBertForMaskedLM.from_pretrained(model_args.model_name_or_path)
+        return load_pretrained(CharBertForMaskedLM, model_args.model_name_or_path)
     tokenizer = processor.tokenizer
-    overrides = json.loads(model_args.config_overrides) if model_args.config_overrides else {}
-    config = CharBertConfig.from_preset(
-        model_args.preset,
-        vocab_size=len(tokenizer),
-        char_vocab_size=len(processor.char_vocab),
-        word_vocab_size=len(processor.word_vocab),
-        max_chars_per_token=processor.max_chars_per_token,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        **overrides,
-    )
+
+    def build(**overrides):
+        return CharBertConfig.from_preset(
+            model_args.preset,
+            vocab_size=len(tokenizer),
+            char_vocab_size=len(processor.char_vocab),
+            word_vocab_size=len(processor.word_vocab),
+            max_chars_per_token=processor.max_chars_per_token,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            **overrides,
+        )
+
+    config = build_with_overrides(build, CharBertConfig, parse_config_overrides(model_args.config_overrides))
     longest = model_args.max_seq_length + config.pad_token_id + 1
     if config.max_position_embeddings < longest:
         raise ValueError(
@@ -224,18 +230,112 @@ def make_collator(processor, data_args: CharBertDataArguments, max_length: int, 
     )
 
 
+BINARY_SIGNATURES = {b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
+                     b"%PDF": "a PDF document", b"PK\x03\x04": "a zip archive", b"\x1f\x8b": "a gzip archive"}
+
+
+def text_file_problem(path: Path) -> str | None:
+    """Why the corpus file `path` is no UTF-8 text (binary, or a byte that is not UTF-8, with its line), or None."""
+    data = path.read_bytes()
+    for signature, kind in BINARY_SIGNATURES.items():
+        if data.startswith(signature):
+            return f"is {kind}, not text"
+    if b"\x00" in data[:65536]:
+        return "is binary (it holds NUL bytes), not text"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        return (f"is not UTF-8: line {line} has the byte 0x{data[error.start]:02x} (convert it, e.g. "
+                f"`iconv -f latin1 -t utf-8`)")
+    return None
+
+
+def check_corpus_files(sources: list[str]) -> None:
+    """Refuses a corpus file (given, or in a folder given) that is binary or not UTF-8, before it becomes
+    documents of replacement characters; names the file and the line of its first bad byte."""
+    for source in sources:
+        path = Path(source)
+        if path.is_file():
+            files = [path]
+        elif path.is_dir() and not any((path / name).exists() for name in ("dataset_info.json", "dataset_dict.json", "state.json")):
+            files = sorted(file for file in path.iterdir() if file.is_file() and file.suffix in ("", ".txt"))
+        else:
+            continue
+        for file in files:
+            if (problem := text_file_problem(file)) is not None:
+                raise ValueError(f"--corpus {file} {problem}.")
+
+
+def check_corpus_size(documents: int, eval_samples: int) -> None:
+    """Refuses a corpus too small to hold out `eval_samples` documents and still train on some."""
+    if documents <= eval_samples:
+        raise ValueError(f"the corpus has {documents} documents (lines or records): --eval_samples {eval_samples} "
+                         "holds out that many for evaluation and would leave none to train on. Give more text or a "
+                         "smaller --eval_samples.")
+
+
+def run_description(model_args: CharBertModelArguments, data_args: CharBertDataArguments) -> dict:
+    """What a `textrec-pretrain-charbert` run is, as its output folder records it (`OutputFolder`): what makes its
+    model (a new one's preset, vocabulary sizes and configuration overrides, or the model continued) and its data."""
+    new = model_args.model_name_or_path is None
+    return dict(
+        command="textrec-pretrain-charbert",
+        preset=model_args.preset if new else None,
+        config_overrides=parse_config_overrides(model_args.config_overrides) if new else None,
+        vocab_size=model_args.vocab_size if new else None,
+        word_vocab_size=model_args.word_vocab_size if new else None,
+        max_chars_per_token=model_args.max_chars_per_token if new else None,
+        model_name_or_path=normalized_path(model_args.model_name_or_path),
+        corpus=[normalized_path(source) for source in data_args.corpus],
+        train_split=data_args.train_split,
+        max_train_samples=data_args.max_train_samples,
+        eval_samples=data_args.eval_samples,
+    )
+
+
 def pretrain(
     model_args: CharBertModelArguments, data_args: CharBertDataArguments, training_args: CharBertTrainingArguments
 ) -> dict[str, dict[str, float]]:
     """Pre-trains CharBERT (new, or continued from `--model_name_or_path`); returns the evaluation metrics
-    `{"before": ..., "after": ...}`, also saved in the output folder's `pretraining_results.json`."""
+    `{"before": ..., "after": ...}`, also saved in the output folder's `pretraining_results.json`.
+
+    The output folder is checked first, as `textrec-train` checks its own (`OutputFolder`): another run or model
+    in it, or the model continued, is refused, a finished run left as it is (its results returned); the corpus
+    files must be UTF-8 text, with more documents than `--eval_samples`."""
     if not data_args.corpus:
         raise ValueError("Give the text to pre-train on with --corpus (e.g. --corpus /usr/share/games/fortunes).")
+    if data_args.eval_samples < 1:
+        raise ValueError(f"--eval_samples must be >= 1 (documents held out for evaluation); got {data_args.eval_samples}")
+    if model_args.model_name_or_path and model_args.config_overrides:
+        raise ValueError("--config_overrides sets a new model's configuration; a continued model "
+                         "(--model_name_or_path) keeps its own.")
+    if training_args.should_save:
+        check_writable_folder(training_args.output_dir)
+    check_not_in_place(model_args.model_name_or_path, training_args.output_dir)
+    output_folder = OutputFolder(training_args.output_dir, run_description(model_args, data_args),
+                                 overwrite=training_args.overwrite_output_dir, main_process=training_args.should_save,
+                                 max_steps=training_args.max_steps)
+    with output_folder.locked():
+        finished = output_folder.check()
+        if finished is not None:
+            return already_finished(output_folder, finished)
+        return pretrain_in(output_folder, model_args, data_args, training_args)
 
+
+def pretrain_in(
+    output_folder: OutputFolder,
+    model_args: CharBertModelArguments,
+    data_args: CharBertDataArguments,
+    training_args: CharBertTrainingArguments,
+) -> dict[str, dict[str, float]]:
+    """`pretrain`'s work once its output folder is checked and locked."""
     set_seed(training_args.seed)
     data_seed = training_args.data_seed if training_args.data_seed is not None else training_args.seed
+    check_corpus_files(data_args.corpus)
     with training_args.main_process_first(desc="loading the corpus"):
         corpus = load_text_corpus(data_args.corpus, split=data_args.train_split, text_column=data_args.text_column)
+    check_corpus_size(len(corpus), data_args.eval_samples)
     splits = corpus.train_test_split(test_size=data_args.eval_samples, seed=data_seed)
     train_dataset, eval_dataset = splits["train"], splits["test"]
     if data_args.max_train_samples is not None:
@@ -244,6 +344,7 @@ def pretrain(
 
     processor = build_processor(model_args, train_dataset["text"])
     model = build_model(model_args, processor)
+    output_folder.check_model(model.config)
     logger.info("CharBERT with %s parameters", f"{model.num_parameters():,}")
 
     max_length = model_args.max_seq_length
@@ -258,16 +359,19 @@ def pretrain(
         callbacks=[TimeBudgetCallback(training_args.max_train_minutes)] if training_args.max_train_minutes else [],
     )
     before = trainer.evaluate(metric_key_prefix="before")
-    after = fit(trainer, metric_key_prefix="after")
 
-    results = {
-        "before": {name.removeprefix("before_"): value for name, value in before.items()},
-        "after": {name.removeprefix("after_"): value for name, value in after.items()},
-    }
-    if trainer.is_world_process_zero():
-        with open(os.path.join(training_args.output_dir, RESULTS_FILE), "w") as file:
-            json.dump({**results, "steps": trainer.state.global_step, "num_parameters": model.num_parameters()}, file, indent=1)
-    return results
+    def finish(after: dict) -> dict[str, dict[str, float]]:
+        results = {
+            "before": {name.removeprefix("before_"): value for name, value in before.items()},
+            "after": {name.removeprefix("after_"): value for name, value in after.items()},
+        }
+        if trainer.is_world_process_zero():
+            with open(os.path.join(training_args.output_dir, RESULTS_FILE), "w") as file:
+                json.dump({**results, "steps": trainer.state.global_step, "num_parameters": model.num_parameters()},
+                          file, indent=1)
+        return results
+
+    return fit(trainer, metric_key_prefix="after", output_folder=output_folder, finish=finish)
 
 
 def format_results(results: dict[str, dict[str, float]]) -> str:

@@ -7,42 +7,134 @@
   data from the three argument groups, then calls `train`;
 - `train` trains any recognizer with a processor (textrec's, or a `VisionEncoderDecoderModel`) on given
   datasets with `TextRecognitionTrainer`; a recipe, augmentation and extra metrics are values passed in;
-- `fit` runs any `Trainer`: resume from the last complete checkpoint, train, save, evaluate, and record.
-  CharBERT pre-training (`textrec.processing.training.charbert`) goes through it too.
+- `fit` runs any `Trainer` in its output folder (`output_folder.OutputFolder`): refuse a folder holding other work,
+  leave a finished run as it is, resume from the last complete checkpoint, train (stopping at a non-finite loss),
+  save atomically, evaluate, and record. CharBERT pre-training (`textrec.processing.training.charbert`) goes
+  through it too.
 """
 
+import difflib
+import inspect
 import json
 import logging
+import os
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
-from transformers import EarlyStoppingCallback, Trainer, set_seed
+from transformers import EarlyStoppingCallback, Trainer, TrainerState, set_seed
+from transformers.trainer import TRAINER_STATE_NAME
 
+from textrec.model_cards import resolve_model_path
 from textrec.model_cards.hub import export_for_hub
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.data.collator import TextRecognitionCollator, check_labels
+from textrec.processing.checkpoints import load_pretrained
 from textrec.processing.inference import check_model_source
 from textrec.processing.metrics import make_compute_metrics
 
 from .architectures import ArchitectureSpec, get_spec
 from .arguments import DataArguments, ModelArguments, TextrecTrainingArguments, resolve_architecture
 from .recipes import TrainingRecipe
+from .output_folder import (
+    OutputFolder,
+    check_writable_folder,
+    checkpoint_ended,
+    last_complete_checkpoint,
+    naming_full_disk,
+    normalized_path,
+    save_final_model,
+    training_ended,
+)
 from .trainer import (
     CpuTimeCallback,
+    FiniteTrainingCallback,
     ReplicaConsistencyCallback,
     TextRecognitionTrainer,
     TimeBudgetCallback,
-    check_writable_folder,
-    last_complete_checkpoint,
+    TrainingFailed,
 )
 
 logger = logging.getLogger("textrec.train")
 
 
+FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+
+def check_charset_argument(charset: str | None) -> None:
+    """Refuses a `--charset` that names a file that is not there: text with a path separator or a file suffix
+    ("charsets/latin.chars") that repeats a character, which an alphabet never does, would otherwise become a
+    vocabulary of the letters of its path."""
+    if not charset or os.path.isfile(charset):
+        return
+    if os.path.isdir(charset):
+        raise ValueError(f"--charset {charset} is a folder; give the characters, or a file holding them.")
+    looks_like_a_path = "/" in charset or os.sep in charset or FILE_SUFFIX.search(charset)
+    if looks_like_a_path and len(set(charset)) < len(charset):
+        raise ValueError(f"--charset {charset}: no such file (as characters it would repeat some; give the "
+                         "characters themselves, or the path of a file holding them).")
+
+
 def build_tokenizer(model_args: ModelArguments, spec: ArchitectureSpec):
-    """The vocabulary of a new model: `--charset` when given, else the architecture's default."""
+    """The vocabulary of a new model: `--charset` when given (checked by `check_charset_argument`), else the
+    architecture's default."""
+    check_charset_argument(model_args.charset)
     return spec.build_tokenizer(model_args.charset) if model_args.charset else spec.build_tokenizer()
+
+
+def parse_config_overrides(text: str | None) -> dict:
+    """`--config_overrides` as a dict (checked against the configuration by `build_with_overrides`)."""
+    if not text:
+        return {}
+    try:
+        overrides = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"--config_overrides is not valid JSON ({error}): {text}") from None
+    if not isinstance(overrides, dict):
+        raise ValueError(f"--config_overrides must be a JSON object of configuration values; got {text}")
+    return overrides
+
+
+def config_paths(values: dict, prefix: str = "") -> set[str]:
+    """The dotted paths of a configuration dict's entries, nested configurations included."""
+    paths = set()
+    for key, value in values.items():
+        if str(key).startswith("_"):
+            continue
+        paths.add(f"{prefix}{key}")
+        if isinstance(value, dict):
+            paths |= config_paths(value, f"{prefix}{key}.")
+    return paths
+
+
+def build_with_overrides(build: Callable[..., object], config_class, overrides: dict):
+    """`build(**overrides)`, a configuration (a class's `from_preset` with its preset and sizes), refused when an
+    override names no entry of it: a configuration stores an unknown keyword as a new attribute that no model
+    reads, so an override that adds an entry the configuration built without overrides lacks (at the top, or
+    nested in a part) is misspelt or misplaced. The error names it and lists the configuration's keys (its
+    `from_preset` arguments and its own)."""
+    reference = config_paths(build().to_dict())
+    known = [name for cls_method in (config_class.from_preset, config_class.__init__)
+             for name, parameter in inspect.signature(cls_method).parameters.items()
+             if name not in ("self", "cls", "preset") and parameter.kind is not parameter.VAR_KEYWORD]
+    known = list(dict.fromkeys(known))
+    try:
+        config = build(**overrides)
+    except TypeError as error:
+        raise ValueError(f"--config_overrides: {config_class.__name__}: {error}; its keys: {', '.join(known)}.") from None
+    unknown = sorted(config_paths(config.to_dict()) - reference)
+    if unknown:
+        places = {}  # an entry's name -> where it is (its dotted path), for the guesses
+        for path in sorted(reference, key=lambda path: path.count(".")):
+            places.setdefault(path.rsplit(".", 1)[-1], path)
+        places.update({name: name for name in known})
+        guesses = {path: difflib.get_close_matches(path.rsplit(".", 1)[-1], list(places), n=1) for path in unknown}
+        named = ", ".join(f"{path!r}" + (f" (did you mean {places[guess[0]]!r}?)" if guess else "")
+                          for path, guess in guesses.items())
+        raise ValueError(f"--config_overrides: {config_class.__name__} has no {named}; its keys: {', '.join(known)}.")
+    return config
 
 
 def special_token_ids(tokenizer) -> dict[str, int]:
@@ -59,21 +151,25 @@ def special_token_ids(tokenizer) -> dict[str, int]:
 def build_config(model_args: ModelArguments, spec: ArchitectureSpec, tokenizer):
     """A new model's configuration: the preset, the vocabulary and label length, the architecture's defaults for
     new models (`ArchitectureSpec.config_defaults`), `--image_height`/`--image_width` where the configuration
-    declares the input size, then `--config_overrides`."""
+    declares the input size, then `--config_overrides` (each checked to be an entry of the configuration)."""
     takes_image_size = hasattr(spec.config_class(), "image_height")
     sizes = {}
     if takes_image_size and model_args.image_height:
         sizes["image_height"] = model_args.image_height
     if takes_image_size and model_args.image_width:
         sizes["image_width"] = model_args.image_width
-    overrides = json.loads(model_args.config_overrides) if model_args.config_overrides else {}
-    return spec.config_class.from_preset(
-        model_args.preset,
-        vocab_size=len(tokenizer),
-        max_target_length=model_args.max_target_length,
-        **special_token_ids(tokenizer),
-        **{**spec.config_defaults, **sizes, **overrides},
-    )
+    overrides = parse_config_overrides(model_args.config_overrides)
+
+    def build(**overrides):
+        return spec.config_class.from_preset(
+            model_args.preset,
+            vocab_size=len(tokenizer),
+            max_target_length=model_args.max_target_length,
+            **special_token_ids(tokenizer),
+            **{**spec.config_defaults, **sizes, **overrides},
+        )
+
+    return build_with_overrides(build, spec.config_class, overrides)
 
 
 def build_image_processor(model_args: ModelArguments, spec: ArchitectureSpec, config) -> TextRecognitionImageProcessor:
@@ -105,9 +201,13 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
         source = check_model_source(model_args.model_name_or_path)
         if model_args.backbone_weights:
             raise ValueError("--backbone_weights initialises new models; it does not go with --model_name_or_path.")
+        if model_args.config_overrides:
+            raise ValueError("--config_overrides sets a new model's configuration; a fine-tuned model "
+                             "(--model_name_or_path) keeps its own.")
+        check_charset_argument(model_args.charset)
         processor = TextRecognitionProcessor.from_pretrained(source)
         # fp32 whatever the stored weights (released ones are fp16): training runs in fp32.
-        model = spec.model_class.from_pretrained(source, dtype=torch.float32)
+        model = load_pretrained(spec.model_class, source, dtype=torch.float32)  # every weight the file's, or an error
         if model_args.charset:
             processor.tokenizer = spec.build_tokenizer(model_args.charset)
             logger.info("New character set: the token embedding and classifier start afresh (%d tokens)", len(processor.tokenizer))
@@ -185,34 +285,115 @@ def training_callbacks(training_args: TextrecTrainingArguments) -> list:
     return callbacks
 
 
-def fit(trainer: Trainer, on_saved: Callable[[], None] | None = None, metric_key_prefix: str = "eval") -> dict:
-    """Runs `trainer` to the end of its `args` and records the run in `args.output_dir`.
+def fit(
+    trainer: Trainer,
+    on_saved: Callable[[Path], None] | None = None,
+    metric_key_prefix: str = "eval",
+    output_folder: OutputFolder | None = None,
+    finish: Callable[[dict], object] | None = None,
+):
+    """Runs `trainer` to the end of its `args` in `args.output_dir` and records the run there.
 
-    Resumes from `args.resume_from_checkpoint`, else from the last complete checkpoint of the output folder
-    (a half-written one is skipped); saves the model before anything else can fail, then `on_saved()` on the
-    main process (what completes the saved folder, such as its Hub files); evaluates (when the trainer has an
-    evaluation set); logs and saves the training and evaluation metrics and the trainer state; writes the
-    model card and pushes to the Hub when `args.push_to_hub`. Returns the final evaluation metrics."""
+    Everything happens under the folder's lock (`output_folder`, by default one that compares nothing but what
+    the folder holds): a folder holding other work is refused; a finished run is left as it is and its recorded
+    result returned. Resumes from `args.resume_from_checkpoint`, else from the last complete checkpoint of the
+    output folder (a damaged one is skipped for the one before); from a checkpoint at the run's end (a run killed
+    during its final save) it trains no step, only restores and saves. Training stops at the first non-finite
+    loss or weight (`FiniteTrainingCallback`), and a run that trained no step fails: neither saves anything.
+    Then saves the model atomically (`save_final_model`; `on_saved(folder)` adds on the main process what
+    completes it, such as its Hub files), evaluates (when the trainer has an evaluation set), logs and saves the
+    training and evaluation metrics and the trainer state, writes the model card, pushes to the Hub when
+    `args.push_to_hub`, and, when the run has ended (not when a time budget stopped it), records it as finished,
+    last. A full disk is said as such.
+
+    Returns `finish(metrics)` (what the caller makes of the final evaluation metrics, writing files of its own on
+    the main process), by default the metrics; the record keeps it for reruns."""
     args = trainer.args
-    checkpoint = args.resume_from_checkpoint
-    if checkpoint is None:
-        checkpoint = last_complete_checkpoint(args.output_dir)
-        if checkpoint is not None:
-            logger.info("Resuming from the last complete checkpoint in the output folder: %s", checkpoint)
-    train_result = trainer.train(resume_from_checkpoint=checkpoint)
-    trainer.save_model()
-    if on_saved is not None and trainer.is_world_process_zero():
-        on_saved()
-    metrics = trainer.evaluate(metric_key_prefix=metric_key_prefix) if trainer.eval_dataset is not None else {}
-    trainer.log_metrics("train", train_result.metrics)
-    if metrics:
-        trainer.log_metrics(metric_key_prefix, metrics)
-    trainer.save_metrics("all", {**train_result.metrics, **metrics})
-    trainer.save_state()
-    if trainer.is_world_process_zero():
-        trainer.create_model_card()
-    if args.push_to_hub:
-        trainer.push_to_hub()
+    if output_folder is None:
+        output_folder = OutputFolder(args.output_dir, overwrite=getattr(args, "overwrite_output_dir", False),
+                                     main_process=args.should_save, max_steps=args.max_steps)
+    with output_folder.locked():
+        finished = output_folder.check()
+        if finished is not None:
+            return already_finished(output_folder, finished)
+        output_folder.start()
+        checkpoint = args.resume_from_checkpoint
+        if checkpoint is None and not output_folder.overwrite:
+            checkpoint = last_complete_checkpoint(args.output_dir)
+            if checkpoint is not None:
+                logger.info("Resuming from the last complete checkpoint in the output folder: %s", checkpoint)
+        guard = FiniteTrainingCallback()
+        trainer.add_callback(guard)
+        try:
+            ended = checkpoint is not None and checkpoint_ended(checkpoint, args)
+            if ended:
+                logger.info("%s is the run's last step: restoring it to finish the run, training no step", checkpoint)
+                train_metrics = restore_ended_training(trainer, checkpoint)
+            else:
+                check_a_batch_trains(trainer)
+                start = json.loads((Path(checkpoint) / TRAINER_STATE_NAME).read_text())["global_step"] if checkpoint else 0
+                with naming_full_disk(lambda: Path(args.output_dir) / f"checkpoint-{trainer.state.global_step}"):
+                    train_metrics = trainer.train(resume_from_checkpoint=checkpoint).metrics
+                if trainer.state.global_step <= start:
+                    raise TrainingFailed(
+                        f"training ran no step (from step {start}, to step {trainer.state.max_steps}): the training "
+                        "data gave no batch? Nothing was saved."
+                    )
+                ended = training_ended(trainer)
+        finally:
+            guard.remove()
+            trainer.remove_callback(guard)
+        save_final_model(trainer, on_saved)
+        with naming_full_disk(args.output_dir):
+            metrics = trainer.evaluate(metric_key_prefix=metric_key_prefix) if trainer.eval_dataset is not None else {}
+            trainer.log_metrics("train", train_metrics)
+            if metrics:
+                trainer.log_metrics(metric_key_prefix, metrics)
+            trainer.save_metrics("all", {**train_metrics, **metrics})
+            trainer.save_state()
+            if trainer.is_world_process_zero():
+                trainer.create_model_card()
+            result = finish(metrics) if finish is not None else metrics
+        if args.push_to_hub:
+            trainer.push_to_hub()
+        if ended:
+            target = args.max_steps if args.max_steps > 0 else trainer.state.max_steps
+            output_folder.finish(trainer.state.global_step, target, result)
+        return result
+
+
+def already_finished(output_folder: OutputFolder, record: dict):
+    """What a rerun of a finished run does: say so, and return the run's recorded result."""
+    logger.warning("%s: already finished at step %d; nothing to do (use --overwrite_output_dir to train again)",
+                   output_folder.path, record["finished"]["step"])
+    return record.get("result")
+
+
+def check_a_batch_trains(trainer: Trainer) -> None:
+    """Refuses, before training, a run whose every training batch `--dataloader_drop_last` would drop."""
+    args, dataset = trainer.args, trainer.train_dataset
+    if not args.dataloader_drop_last or getattr(args, "batch_max_area", None) or not hasattr(dataset, "__len__"):
+        return
+    batch = args.per_device_train_batch_size * args.world_size
+    if len(dataset) < batch:
+        processes = f" x {args.world_size} processes" if args.world_size > 1 else ""
+        raise ValueError(
+            f"--dataloader_drop_last drops every batch: the {len(dataset)} training rows are fewer than one batch of "
+            f"{batch} (--per_device_train_batch_size {args.per_device_train_batch_size}{processes}); no step could train."
+        )
+
+
+def restore_ended_training(trainer: Trainer, checkpoint: str) -> dict:
+    """Puts `trainer` where it stood when training ended at `checkpoint` (its state, its weights, the best
+    checkpoint's with `load_best_model_at_end`), as `trainer.train()` would have left it; returns the training
+    metrics of this session, which trained nothing."""
+    trainer.state = TrainerState.load_from_json(os.path.join(checkpoint, TRAINER_STATE_NAME))
+    trainer._load_from_checkpoint(checkpoint)
+    best = trainer.state.best_model_checkpoint
+    if trainer.args.load_best_model_at_end and best is not None and os.path.isdir(best):
+        trainer._load_best_model()
+    metrics = {"train_runtime": 0.0, "total_flos": trainer.state.total_flos}
+    trainer.log(metrics)  # the log entry that closes training, as `train()` writes it (the Trainer adds the epoch)
     return metrics
 
 
@@ -228,6 +409,7 @@ def train(
     train_processor_kwargs: dict | None = None,
     extra_metrics: tuple[str, ...] = (),
     metric_normalization: str = "none",
+    output_folder: OutputFolder | None = None,
 ) -> dict:
     """Trains the recognizer `model` (reading images prepared by `processor`) on `train_dataset` with
     `TextRecognitionTrainer`, evaluating on `eval_dataset`, and saves it with its processor and Hub files.
@@ -240,6 +422,8 @@ def train(
         train_processor_kwargs: processor options of training batches only (augmentation).
         extra_metrics: evaluation metrics besides CER, WER and sequence accuracy (`"exprate"`).
         metric_normalization: `"none"`, or `"scene-text"` (lower-case alphanumerics) for the metrics.
+        output_folder: the run's `OutputFolder` (what its record compares), by default one that compares nothing
+            but what `args.output_dir` holds.
 
     Returns the final evaluation metrics (none without `eval_dataset`)."""
     if args.should_save:
@@ -257,7 +441,32 @@ def train(
         recipe=recipe,
         card_details=card_details,
     )
-    return fit(trainer, on_saved=lambda: export_for_hub(trainer.model, processor, args.output_dir))
+    return fit(trainer, on_saved=lambda folder: export_for_hub(trainer.model, processor, folder), output_folder=output_folder)
+
+
+def run_description(model_args: ModelArguments, data_args: DataArguments, spec: ArchitectureSpec) -> dict:
+    """What a `textrec-train` run is, as its output folder records it (`OutputFolder`): the architecture, the
+    preset of a new model or the model fine-tuned, the vocabulary and the training data."""
+    return dict(
+        command="textrec-train",
+        architecture=spec.name,
+        preset=None if model_args.model_name_or_path else model_args.preset,
+        model_name_or_path=normalized_path(model_args.model_name_or_path),
+        charset=model_args.charset,
+        dataset=normalized_path(data_args.dataset),
+        train_split=data_args.train_split,
+        max_train_samples=data_args.max_train_samples,
+    )
+
+
+def check_not_in_place(model_name_or_path: str | None, output_dir: str) -> None:
+    """Refuses to fine-tune a model folder into itself: its weights, card and files would be replaced."""
+    if not model_name_or_path:
+        return
+    source = Path(resolve_model_path(model_name_or_path))
+    if source.is_dir() and Path(output_dir).resolve() == source.resolve():
+        raise ValueError(f"--output_dir {output_dir} is the model being fine-tuned (--model_name_or_path "
+                         f"{model_name_or_path}): training would replace it. Choose another --output_dir.")
 
 
 def train_from_arguments(
@@ -266,37 +475,53 @@ def train_from_arguments(
     training_args: TextrecTrainingArguments,
     spec: ArchitectureSpec | None = None,
 ) -> dict:
-    """What `textrec-train` does with its arguments: the architecture's processor and model (new, or
-    `--model_name_or_path` to fine-tune), the checked datasets, then `train`. `spec` replaces the
-    architecture `model_args` names (a study's variant, such as no recipe of its own). Returns the final
-    evaluation metrics."""
+    """What `textrec-train` does with its arguments: under the output folder's lock, the folder checked (another
+    run or another model in it, or the model being fine-tuned, refused), the architecture's processor and model
+    (new, or `--model_name_or_path` to fine-tune) checked against the configuration the folder's run saved; then
+    a finished run is left as it is (its final evaluation returned), else the checked datasets and `train`.
+    `spec` replaces the architecture `model_args` names (a study's variant, such as no recipe of its own).
+    Returns the final evaluation metrics."""
     if training_args.should_save:
         check_writable_folder(training_args.output_dir)
     set_seed(training_args.seed)
     if spec is None:
         architecture = resolve_architecture(model_args.model, model_args.model_name_or_path)
         spec = get_spec(architecture).for_preset(model_args.preset)
-    model, processor = build_recognizer(model_args, spec)
-    logger.info("%s model with %s parameters", spec.name, f"{model.num_parameters():,}")
-    train_dataset, eval_dataset = load_splits(data_args, training_args, processor)
-    return train(
-        model,
-        processor,
-        train_dataset,
-        eval_dataset,
-        training_args,
-        recipe=spec.recipe,
-        train_processor_kwargs=spec.train_processor_kwargs,
-        extra_metrics=spec.extra_metrics,
-        metric_normalization=data_args.metric_normalization,
-        card_details=dict(
-            architecture=spec.name,
-            architecture_description=spec.description,
-            reads=spec.reads,
-            tokens=spec.tokens,
-            dataset_name=data_args.eval_dataset or data_args.dataset,
-            dataset_split=data_args.eval_split,
-            eval_samples=len(eval_dataset),
-            preset=None if model_args.model_name_or_path else model_args.preset,
-        ),
+    check_not_in_place(model_args.model_name_or_path, training_args.output_dir)
+    output_folder = OutputFolder(
+        training_args.output_dir,
+        run_description(model_args, data_args, spec),
+        overwrite=training_args.overwrite_output_dir,
+        main_process=training_args.should_save,
+        max_steps=training_args.max_steps,
     )
+    with output_folder.locked():
+        finished = output_folder.check()
+        model, processor = build_recognizer(model_args, spec)
+        output_folder.check_model(model.config)
+        if finished is not None:
+            return already_finished(output_folder, finished)
+        logger.info("%s model with %s parameters", spec.name, f"{model.num_parameters():,}")
+        train_dataset, eval_dataset = load_splits(data_args, training_args, processor)
+        return train(
+            model,
+            processor,
+            train_dataset,
+            eval_dataset,
+            training_args,
+            recipe=spec.recipe,
+            train_processor_kwargs=spec.train_processor_kwargs,
+            extra_metrics=spec.extra_metrics,
+            metric_normalization=data_args.metric_normalization,
+            card_details=dict(
+                architecture=spec.name,
+                architecture_description=spec.description,
+                reads=spec.reads,
+                tokens=spec.tokens,
+                dataset_name=data_args.eval_dataset or data_args.dataset,
+                dataset_split=data_args.eval_split,
+                eval_samples=len(eval_dataset),
+                preset=None if model_args.model_name_or_path else model_args.preset,
+            ),
+            output_folder=output_folder,
+        )

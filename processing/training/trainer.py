@@ -1,14 +1,11 @@
 """The Trainer pieces textrec adds: `TextRecognitionTrainer` (recipes, training-only augmentation, batches packed
-by image area, model cards with real results), CPU training defaults, time budgets, resumable checkpoints, and
-a data-parallel sanity check."""
+by image area, model cards with real results), CPU training defaults and the checks of the arguments every
+training command shares, time budgets, a stop at the first non-finite loss or weight, and a data-parallel sanity
+check. The output folder (checkpoints, the final save, the run record and lock) is `output_folder`'s."""
 
 import copy
 import hashlib
-import json
 import logging
-import os
-import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,7 +20,6 @@ from transformers.trainer_utils import IntervalStrategy, SchedulerType, seed_wor
 from textrec.processing.data.area_batching import AreaBatchSampler, image_sizes
 
 from textrec.model_cards.card import render_model_card
-from textrec.processing.inference import safetensors_problem
 
 from .recipes import TrainingRecipe
 
@@ -32,8 +28,9 @@ logger = logging.getLogger("textrec.train")
 
 @dataclass
 class CpuTrainingDefaults:
-    """Training-argument defaults that suit CPU training, shared by textrec's training commands: put it
-    before a `TrainingArguments` class in the bases to override that class's defaults."""
+    """Training-argument defaults that suit CPU training, shared by textrec's training commands, with the checks
+    of those arguments that would otherwise train nothing and `--overwrite_output_dir`: put it before a
+    `TrainingArguments` class in the bases to override that class's defaults."""
 
     remove_unused_columns: bool = field(default=False)
     per_device_train_batch_size: int = field(default=32)
@@ -51,6 +48,25 @@ class CpuTrainingDefaults:
     max_train_minutes: float | None = field(
         default=None, metadata={"help": "Stop after this much wall-clock training time (a CPU budget)."}
     )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={"help": "Train afresh into an --output_dir that holds another run, a finished one or another "
+                  "model: its checkpoints are deleted when training starts, its model replaced when the new one is "
+                  "saved. Without it such a folder is refused (a finished run of the same command is left as it is)."},
+    )
+
+    def __post_init__(self):
+        if self.max_steps == 0 or self.max_steps < -1:
+            raise ValueError(f"--max_steps must be >= 1 (or -1 to train --num_train_epochs); got {self.max_steps}")
+        if self.num_train_epochs <= 0:
+            raise ValueError(f"--num_train_epochs must be > 0; got {self.num_train_epochs}")
+        for name in ("per_device_train_batch_size", "per_device_eval_batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name} must be >= 1; got {getattr(self, name)}")
+        for name in ("max_train_minutes", "max_train_cpu_minutes"):
+            if getattr(self, name, None) is not None and getattr(self, name) <= 0:
+                raise ValueError(f"--{name} must be a positive number of minutes; got {getattr(self, name)}")
+        super().__post_init__()
 
 
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -67,55 +83,8 @@ def cpu_has_native_bf16() -> bool:
     return any(flag in flags for flag in BF16_CPU_FLAGS)
 
 
-CHECKPOINT_FOLDER = re.compile(r"^checkpoint-(\d+)$")
-CHECKPOINT_FILES = ("model.safetensors", "optimizer.pt", "scheduler.pt", "trainer_state.json")
-"""What resuming reads from a checkpoint; the Trainer writes `trainer_state.json` last."""
-
-
-def checkpoint_problem(folder: str | os.PathLike) -> str | None:
-    """Why the checkpoint in `folder` cannot be resumed from (a file missing, empty or cut short, as when a run
-    is killed while saving), or None when it is complete."""
-    folder = Path(folder)
-    for name in CHECKPOINT_FILES:
-        if not (folder / name).is_file() or (folder / name).stat().st_size == 0:
-            return f"{name} is missing or empty"
-    try:
-        json.loads((folder / "trainer_state.json").read_text())
-    except (ValueError, UnicodeDecodeError) as error:
-        return f"trainer_state.json is not valid JSON ({error})"
-    problem = safetensors_problem(folder / "model.safetensors")
-    return None if problem is None else f"model.safetensors cannot be read ({problem})"
-
-
-def last_complete_checkpoint(output_dir: str | os.PathLike) -> str | None:
-    """The newest `checkpoint-N` folder of `output_dir` that is complete (`checkpoint_problem`); newer
-    incomplete ones are skipped with a warning naming what is wrong. None when there is none."""
-    output_dir = Path(output_dir)
-    if not output_dir.is_dir():
-        return None
-    steps = {
-        int(match.group(1)): path
-        for path in output_dir.iterdir()
-        if path.is_dir() and (match := CHECKPOINT_FOLDER.match(path.name))
-    }
-    for step in sorted(steps, reverse=True):
-        problem = checkpoint_problem(steps[step])
-        if problem is None:
-            return str(steps[step])
-        logger.warning("Skipping the incomplete checkpoint %s: %s (a run stopped while saving it?)", steps[step], problem)
-    return None
-
-
-def check_writable_folder(folder: str | os.PathLike) -> None:
-    """Creates `folder` if needed and checks that files can be written in it, so that a training run learns
-    before its first step, not at its first save, that it could not keep its work."""
-    folder = Path(folder)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
-            pass
-    except OSError as error:
-        raise PermissionError(f"Cannot write to the output folder {folder}: {error.strerror or error}") from error
+class TrainingFailed(ValueError):
+    """Training ran but made nothing worth keeping (no step, a loss or weights not finite); nothing was saved."""
 
 
 class TextRecognitionTrainer(Seq2SeqTrainer):
@@ -337,3 +306,57 @@ class CpuTimeCallback(TrainerCallback):
             minutes = self.previous_minutes + (time.process_time() - self.start) / 60
             state.log_history[-1]["cpu_minutes"] = round(minutes, 3)
 
+
+
+class FiniteTrainingCallback(TrainerCallback):
+    """Stops training at the first step whose loss, or whose weights after it, are not finite (NaN or infinite),
+    with a `TrainingFailed` naming the step, before that step is saved. Without it the Trainer logs such a loss as
+    the mean of the earlier ones (`logging_nan_inf_filter`) and trains on, saving a model of NaN.
+
+    The loss is read from the training model's outputs (`output.loss`, by a forward hook); the weights are every
+    floating-point parameter and buffer. `remove()` takes the hook off the model."""
+
+    def __init__(self):
+        self.losses: list[torch.Tensor] = []
+        self.hook = None
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        self.remove()
+        self.losses.clear()
+        self.hook = model.register_forward_hook(self.record_loss)
+
+    def record_loss(self, module, inputs, output) -> None:
+        loss = getattr(output, "loss", None) if module.training else None
+        if isinstance(loss, torch.Tensor):
+            self.losses.append(loss.detach().float().reshape(-1))
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        losses, self.losses = self.losses, []
+        problem = None
+        if losses and not (loss := torch.cat(losses)).isfinite().all():
+            problem = f"the loss became {loss[~loss.isfinite()][0].item()}"
+        else:
+            tensors = [(name, tensor) for name, tensor in (*model.named_parameters(), *model.named_buffers())
+                       if tensor.is_floating_point()]
+            finite = torch.stack([tensor.detach().isfinite().all() for _, tensor in tensors])
+            if not finite.all():
+                bad = [name for (name, _), ok in zip(tensors, finite.tolist()) if not ok]
+                problem = f"{len(bad)} of {len(tensors)} weight tensors became NaN or infinite ({bad[0]}, ...)"
+        failed = torch.tensor(float(problem is not None))
+        if dist.is_available() and dist.is_initialized():
+            dist.all_reduce(failed, op=dist.ReduceOp.MAX)  # every process stops at the same step
+        if failed.item():
+            self.remove()
+            raise TrainingFailed(
+                f"training diverged at step {state.global_step}: "
+                f"{problem or 'the loss or weights of another data-parallel process became NaN or infinite'}. "
+                "Nothing was saved from that step on (try a lower --learning_rate)."
+            )
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self.remove()
+
+    def remove(self) -> None:
+        if self.hook is not None:
+            self.hook.remove()
+            self.hook = None

@@ -1,0 +1,1 @@
+../common/checkpoint_format.py
