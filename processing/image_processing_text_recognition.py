@@ -4,7 +4,10 @@ Pipeline for every image (PIL and NumPy only):
 
 1. `load_image`: read files, honour EXIF orientation, composite transparency on white, bring every
    PIL mode and NumPy dtype to 8-bit grayscale or RGB.
-2. Convert to `num_channels` (1: grayscale by ITU-R 601-2 luma, 3: RGB).
+2. Convert to `num_channels` (1: grayscale by ITU-R 601-2 luma, 3: RGB), then normalise the capture
+   (`normalize_capture`): light text on a dark background is inverted to dark on light
+   (`text_polarity`, told per image by default), and with `crop_margin` the image is cropped to its ink
+   and framed with a margin proportional to the ink's height, so tight and loose crops read alike.
 3. Resize with PIL bicubic resampling (antialiased when shrinking; bicubic keeps thin strokes sharper
    than bilinear). `resize_mode="keep_aspect"`: to `height` rows, width scaled by the same factor
    (at least 1) and capped at `max_width` (wider crops are squeezed). `resize_mode="fixed"`: to
@@ -21,6 +24,7 @@ Pipeline for every image (PIL and NumPy only):
    pixels with 1 and padding with 0.
 """
 
+import logging
 import os
 from collections.abc import Sequence
 
@@ -30,13 +34,19 @@ from transformers.image_processing_utils import BaseImageProcessor, BatchFeature
 from transformers.processing_utils import ImagesKwargs
 
 
+logger = logging.getLogger(__name__)
+
 RESAMPLE = Image.Resampling.BICUBIC
 RESIZE_MODES = ("keep_aspect", "fixed", "limits")
 PADDED_RESIZE_MODES = ("keep_aspect", "limits")
 """The modes whose batches are padded, and so come with a `pixel_mask`; in `"fixed"` mode every image has
 the same size and nothing is padded. This is the one place that says whether a model receives a pixel mask:
 the processor, collator, pipeline and `recognize()` pass on what the processor returns."""
-_SIXTEEN_BIT_MODES = ("I", "I;16", "I;16B", "I;16L", "I;16N")
+_SIXTEEN_BIT_MODES = ("I;16", "I;16B", "I;16L", "I;16N")
+MIN_8BIT_FLOAT_MAX = 2.0
+"""A float image whose largest value is above 1 is read as 8-bit values (0..255) only from this value up: below
+it, its brightest pixel would be black, and the values more likely 0..1 ones pushed a little past 1 (by
+resampling, say), so such an image is refused rather than read either way."""
 MIN_IMAGE_SIDE = 8
 """An image with a side shorter than this many pixels is too small to hold readable text (`size_warning`)."""
 MAX_ASPECT_CHANGE = 8.0
@@ -49,22 +59,31 @@ def load_image(source) -> Image.Image:
 
     Args:
         source: one of
-            - a file path (`str` or `os.PathLike`); the first frame is used and EXIF orientation applied;
+            - a file path (`str` or `os.PathLike`); EXIF orientation is applied. Of a file holding several
+              frames (an animated GIF, a multi-page TIFF) only the first is read, with a warning naming the
+              file (once per file and process);
             - a PIL image of any mode: "1", "L", "P", "RGB", "CMYK", "YCbCr", "LAB", "HSV" are converted;
               modes with alpha ("RGBA", "LA", "PA", "RGBa") and "P"/"L"/"RGB" with a transparency entry
-              are composited on white; 16-bit modes ("I;16*", and "I", read as 0..65535) and "F" (read as
-              0..1) are rescaled to 0..255, values outside the range clipped;
+              are composited on white; 16-bit modes ("I;16*") are read as 0..65535; "I" (32-bit integers)
+              as 8-bit values where they lie within 0..255 (an 8-bit image converted), else as 0..65535;
+              "F" (floats) by their range, as float arrays are. An image of several frames is read at the
+              frame it is at, with a warning;
             - a NumPy array of shape (height, width), (height, width, 1), (height, width, 3) or
-              (height, width, 4) (RGBA), dtype uint8 (0..255), uint16 (0..65535), bool, or float (0..1).
+              (height, width, 4) (RGBA), dtype uint8 (0..255), uint16 (0..65535), bool, or float, read by
+              the range of its values: within 0..1 as 0..1; within 0..255, the largest at least
+              `MIN_8BIT_FLOAT_MAX`, as 8-bit values (a float copy of an 8-bit image).
 
     Raises:
         ValueError: the file is missing, empty or not a readable image (the message names the file), the
-            array has an unsupported shape or dtype, or the image has zero width or height.
+            array has an unsupported shape or dtype, float values are NaN or infinite or lie in neither
+            0..1 nor 0..255 (normalised values, say), "I" values lie outside 0..65535, or the image has zero
+            width or height.
         TypeError: `source` is of none of the types above.
     """
     if isinstance(source, (str, os.PathLike)):
         image = _read_file(os.fspath(source))
     elif isinstance(source, Image.Image):
+        _warn_of_frames(source, getattr(source, "filename", None) or "an image")
         image = source
     elif isinstance(source, np.ndarray):
         image = _array_to_pil(source)
@@ -83,10 +102,29 @@ def _read_file(path: str) -> Image.Image:
         raise ValueError(f"image file {path!r} is empty (0 bytes)")
     try:
         with Image.open(path) as opened:
+            _warn_of_frames(opened, path)
             opened.load()
             return ImageOps.exif_transpose(opened)
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as err:
         raise ValueError(f"cannot read image file {path!r}: {err}") from err
+
+
+_FRAME_WARNINGS_GIVEN: set[str] = set()
+
+
+def _warn_of_frames(image: Image.Image, name: str) -> None:
+    """Warns, once per message and process, that of an image of several frames only one is read."""
+    try:
+        frames = getattr(image, "n_frames", 1)
+    except (OSError, ValueError, EOFError):  # counting reads the file, which its owner may have closed
+        return
+    if frames <= 1:
+        return
+    which = "the first" if image.tell() == 0 else f"frame {image.tell() + 1}"
+    message = f"{name}: an image of {frames} frames (animated, or pages); only {which} is read"
+    if message not in _FRAME_WARNINGS_GIVEN:
+        _FRAME_WARNINGS_GIVEN.add(message)
+        logger.warning(message)
 
 
 def _array_to_pil(array: np.ndarray) -> Image.Image:
@@ -103,17 +141,50 @@ def _array_to_pil(array: np.ndarray) -> Image.Image:
     elif array.dtype == np.bool_:
         scaled = array.astype(np.uint8) * 255
     elif np.issubdtype(array.dtype, np.floating):
-        scaled = np.round(np.clip(array, 0.0, 1.0) * 255.0).astype(np.uint8)
+        scaled = _floats_to_8bit(array, f"a {array.dtype} array")
     else:
         raise ValueError(f"expected an array of dtype uint8, uint16, bool or float, got {array.dtype}")
     return Image.fromarray(np.ascontiguousarray(scaled))
 
 
+def _floats_to_8bit(values: np.ndarray, what: str) -> np.ndarray:
+    """Float values as uint8, read by their range (see `load_image`); `what` names them in errors."""
+    if values.size == 0:
+        return values.astype(np.uint8)
+    finite = np.isfinite(values)
+    if not finite.all():
+        raise ValueError(
+            f"{what} holding {values.size - int(finite.sum())} NaN or infinite values (of {values.size}); "
+            "an image's values must be finite"
+        )
+    low, high = float(values.min()), float(values.max())
+    if low >= 0.0 and high <= 1.0:
+        return np.round(values * 255.0).astype(np.uint8)
+    if low >= 0.0 and MIN_8BIT_FLOAT_MAX <= high <= 255.0:
+        return np.round(values).astype(np.uint8)
+    if low >= 0.0 and high < MIN_8BIT_FLOAT_MAX:
+        raise ValueError(
+            f"{what} with values from {low:g} to {high:g}: above 1, so not 0..1, yet too dark for 0..255 (its "
+            "brightest pixel would be black); clip it to 0..1 or scale it to 0..255"
+        )
+    raise ValueError(
+        f"{what} with values from {low:g} to {high:g}; expected 0..1 or 0..255 (undo any normalisation first)"
+    )
+
+
 def _to_8bit_l_or_rgb(image: Image.Image) -> Image.Image:
-    if image.mode in _SIXTEEN_BIT_MODES or image.mode == "F":
+    if image.mode == "F":
+        return Image.fromarray(_floats_to_8bit(np.asarray(image, dtype=np.float64), 'a mode "F" image'))
+    if image.mode == "I":
+        values = np.asarray(image, dtype=np.int64)
+        low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
+        if low < 0 or high > 65535:
+            raise ValueError(f'a mode "I" image with values from {low} to {high}; expected 0..255 or 0..65535')
+        scale = 1.0 if high <= 255 else 257.0  # an 8-bit image converted, else 16-bit values
+        return Image.fromarray(np.round(values / scale).astype(np.uint8))
+    if image.mode in _SIXTEEN_BIT_MODES:
         values = np.asarray(image, dtype=np.float64)
-        scale = 1.0 if image.mode == "F" else 65535.0
-        return Image.fromarray(np.round(np.clip(values / scale, 0.0, 1.0) * 255.0).astype(np.uint8))
+        return Image.fromarray(np.round(np.clip(values / 65535.0, 0.0, 1.0) * 255.0).astype(np.uint8))
     if image.has_transparency_data:
         rgba = image.convert("RGBA")
         white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
@@ -121,6 +192,89 @@ def _to_8bit_l_or_rgb(image: Image.Image) -> Image.Image:
     if image.mode in ("L", "RGB"):
         return image
     return image.convert("L" if image.mode == "1" else "RGB")
+
+
+TEXT_POLARITIES = ("auto", "dark-on-light", "light-on-dark")
+"""What the image processor assumes of its inputs' text: `"auto"` tells each image's polarity from its pixels
+(`has_light_text`), the others say it for all of them. Light text on a dark background is inverted first, so
+that what reaches the model does not depend on it (a model that reads light on dark, `invert=True`, gets
+its inversion after that)."""
+MIN_INK_CONTRAST = 24
+"""Grey levels between the darkest and lightest pixels (2nd and 98th percentiles) below which an image is
+taken as blank: no polarity to tell, no ink to crop to."""
+
+
+def otsu_threshold(luminance: np.ndarray) -> float:
+    """The grey level that best splits the 8-bit values into two classes (Otsu's method)."""
+    counts = np.bincount(luminance.ravel().astype(np.uint8), minlength=256).astype(np.float64)
+    levels = np.arange(256, dtype=np.float64)
+    weight_below = np.cumsum(counts)
+    weight_above = weight_below[-1] - weight_below
+    sum_below = np.cumsum(counts * levels)
+    mean_below = sum_below / np.maximum(weight_below, 1)
+    mean_above = (sum_below[-1] - sum_below) / np.maximum(weight_above, 1)
+    between = weight_below * weight_above * (mean_below - mean_above) ** 2
+    return float(np.argmax(between)) + 0.5
+
+
+def has_light_text(luminance: np.ndarray) -> bool:
+    """Whether an 8-bit luminance image shows light text on a dark background.
+
+    Its pixels are split in two by `otsu_threshold`; the background is the class that most of the image's
+    border belongs to (a crop's edge is mostly background, even where it cuts through letters), and, where
+    the border is split about evenly, the class holding most pixels (text covers less of a crop than its
+    background). A blank image (`MIN_INK_CONTRAST`) has dark text.
+    """
+    low, high = np.percentile(luminance, (2, 98))
+    if high - low < MIN_INK_CONTRAST:
+        return False
+    light = luminance > otsu_threshold(luminance)
+    border = np.concatenate([light[0], light[-1], light[:, 0], light[:, -1]])
+    light_border = float(border.mean())
+    if abs(light_border - 0.5) > 0.1:
+        return light_border < 0.5
+    return float(light.mean()) < 0.5
+
+
+def ink_box(luminance: np.ndarray) -> tuple[int, int, int, int] | None:
+    """`(left, top, right, bottom)` of the dark text of an 8-bit luminance image (dark on light), or None for
+    a blank image. Ink is what is darker than `otsu_threshold`; rows and columns holding a single ink pixel or
+    less than 2% of the busiest row's or column's ink (specks, scanner noise) do not extend the box."""
+    low, high = np.percentile(luminance, (2, 98))
+    if high - low < MIN_INK_CONTRAST:
+        return None
+    ink = luminance < otsu_threshold(luminance)
+    rows, columns = ink.sum(axis=1), ink.sum(axis=0)
+    kept_rows = np.flatnonzero(rows >= max(2, 0.02 * rows.max()))
+    kept_columns = np.flatnonzero(columns >= max(2, 0.02 * columns.max()))
+    if kept_rows.size == 0 or kept_columns.size == 0:
+        return None
+    return int(kept_columns[0]), int(kept_rows[0]), int(kept_columns[-1]) + 1, int(kept_rows[-1]) + 1
+
+
+def normalize_capture(image: Image.Image, text_polarity: str = "auto", crop_margin: float | None = None) -> Image.Image:
+    """The image as the model expects to see any capture of its text: dark text on a light background
+    (`text_polarity`), and, with `crop_margin`, cropped to its ink (`ink_box`) with a margin of `crop_margin`
+    times the ink's height on every side, filled with the background's grey, so that a tight and a loose crop
+    of the same text become the same image. An 8-bit "L" or "RGB" image in, the same mode out."""
+    if text_polarity not in TEXT_POLARITIES:
+        raise ValueError(f"text_polarity must be one of {TEXT_POLARITIES}, got {text_polarity!r}")
+    luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
+    if text_polarity == "light-on-dark" or (text_polarity == "auto" and has_light_text(luminance)):
+        image, luminance = ImageOps.invert(image), 255 - luminance
+    if crop_margin is None:
+        return image
+    box = ink_box(luminance)
+    if box is None:
+        return image
+    left, top, right, bottom = box
+    margin = round(crop_margin * (bottom - top))
+    is_background = luminance >= otsu_threshold(luminance)
+    fill = tuple(int(value) for value in np.median(np.asarray(image)[is_background], axis=0).reshape(-1))
+    cropped = image.crop((left, top, right, bottom))
+    framed = Image.new(image.mode, (cropped.width + 2 * margin, cropped.height + 2 * margin), fill if len(fill) > 1 else fill[0])
+    framed.paste(cropped, (margin, margin))
+    return framed
 
 
 class TextRecognitionImageProcessorKwargs(ImagesKwargs, total=False):
@@ -138,6 +292,8 @@ class TextRecognitionImageProcessorKwargs(ImagesKwargs, total=False):
     scale_augmentation_range: list[float]
     padding_value: float | None
     invert: bool
+    text_polarity: str
+    crop_margin: float | None
 
 
 class TextRecognitionImageProcessor(BaseImageProcessor):
@@ -166,6 +322,12 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             normalised per channel (1.0 with the default mean and std, -1.0 with `invert`).
         invert (`bool`, defaults to `False`): use `1 - x`, turning dark-on-light text into light-on-dark
             (for models trained on white-on-black formulas).
+        text_polarity (`str`, defaults to `"auto"`): the inputs' text, `"auto"` (each image's own, see
+            `has_light_text`), `"dark-on-light"` or `"light-on-dark"`; light text is inverted before anything
+            else (`normalize_capture`), so the model sees dark text on a light background (then `invert`).
+        crop_margin (`float`, *optional*): crop each image to its ink and frame it with this many times the
+            ink's height on every side (`normalize_capture`), so that tight and loose crops read alike. None
+            keeps the image's own margins.
     """
 
     valid_kwargs = TextRecognitionImageProcessorKwargs
@@ -187,6 +349,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         image_std: float | Sequence[float] = 0.5,
         padding_value: float | None = None,
         invert: bool = False,
+        text_polarity: str = "auto",
+        crop_margin: float | None = None,
         **kwargs,
     ):
         kwargs.pop("model_input_names", None)  # saved by earlier versions; it follows from resize_mode
@@ -208,6 +372,10 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if max_width % width_multiple:
             raise ValueError(f"max_width ({max_width}) must be a multiple of width_multiple ({width_multiple})")
+        if text_polarity not in TEXT_POLARITIES:
+            raise ValueError(f"text_polarity must be one of {TEXT_POLARITIES}, got {text_polarity!r}")
+        if crop_margin is not None and not (isinstance(crop_margin, (int, float)) and 0 <= crop_margin <= 2):
+            raise ValueError(f"crop_margin must be None or a number of ink heights from 0 to 2, got {crop_margin!r}")
         if min_height > max_height or min_width > max_width:
             raise ValueError(
                 f"the limits must satisfy min <= max: height {min_height}-{max_height}, width {min_width}-{max_width}"
@@ -230,6 +398,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         self.image_std = self._per_channel("image_std", image_std)
         self.padding_value = padding_value
         self.invert = invert
+        self.text_polarity = text_polarity
+        self.crop_margin = crop_margin
 
     @property
     def pads(self) -> bool:
@@ -243,8 +413,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         return ["pixel_values", "pixel_mask"] if self.pads else ["pixel_values"]
 
     def to_dict(self) -> dict:
-        # BaseImageProcessor.to_dict drops None values; keep padding_value visible in the saved config.
-        return {**super().to_dict(), "padding_value": self.padding_value}
+        # BaseImageProcessor.to_dict drops None values; keep padding_value and crop_margin visible in the saved config.
+        return {**super().to_dict(), "padding_value": self.padding_value, "crop_margin": self.crop_margin}
 
     def _per_channel(self, name: str, value: float | Sequence[float]) -> list[float]:
         values = [float(value)] * self.num_channels if np.isscalar(value) else [float(v) for v in value]
@@ -339,6 +509,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
     def _image_to_array(self, image: Image.Image, scale: float = 1.0) -> np.ndarray:
         """8-bit L/RGB image -> float32 (num_channels, resized_height, resized_width), normalised."""
         image = image.convert("L" if self.num_channels == 1 else "RGB")
+        image = normalize_capture(image, self.text_polarity, self.crop_margin)
         height, width = self.output_size(image.height, image.width, scale)
         if image.size != (width, height):
             image = image.resize((width, height), resample=RESAMPLE)

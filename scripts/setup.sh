@@ -5,13 +5,17 @@
 #
 #   bash scripts/setup.sh           # textrec editable, from this checkout (for development)
 #   bash scripts/setup.sh --wheel   # textrec from a wheel built from this checkout, as users get it (CI)
+#   bash scripts/setup.sh --release_fonts   # also the ~60 font packages (about 800 print fonts) that the data
+#                                           # engine's release trainings render with (`look=captured`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 INSTALL=editable
+RELEASE_FONTS=no
 for argument in "$@"; do
   case "$argument" in
     --wheel) INSTALL=wheel ;;
-    *) echo "setup.sh: unknown option $argument (known: --wheel)" >&2; exit 2 ;;
+    --release_fonts) RELEASE_FONTS=yes ;;
+    *) echo "setup.sh: unknown option $argument (known: --wheel, --release_fonts)" >&2; exit 2 ;;
   esac
 done
 
@@ -26,6 +30,22 @@ DEBIAN_PACKAGES=(
   # text corpus and the OCR peer
   fortunes fortunes-min tesseract-ocr tesseract-ocr-eng
 )
+# Serif, sans, mono, condensed, display, bitmap-like and old-style faces for the data engine; fonts missing a
+# glyph of the character set are dropped when the data is rendered (textrec.processing.data.fonts).
+RELEASE_FONT_PACKAGES=(
+  fonts-adf-accanthis fonts-adf-baskervald fonts-adf-berenis fonts-adf-gillius fonts-adf-ikarius
+  fonts-adf-irianis fonts-adf-libris fonts-adf-mekanus fonts-adf-oldania fonts-adf-romande fonts-adf-solothurn
+  fonts-adf-switzera fonts-adf-tribun fonts-adf-universalis fonts-adf-verana fonts-anonymous-pro
+  fonts-averia-gwf fonts-averia-sans-gwf fonts-averia-serif-gwf fonts-bebas-neue fonts-beteckna fonts-cmu
+  fonts-comfortaa fonts-courier-prime fonts-dustin fonts-firacode fonts-freefont-otf fonts-gfs-neohellenic
+  fonts-goudybookletter fonts-inter fonts-jetbrains-mono fonts-junicode fonts-jura fonts-league-mono
+  fonts-league-spartan fonts-manrope fonts-mononoki fonts-croscore fonts-noto-core fonts-noto-mono fonts-oxygen
+  fonts-quicksand fonts-roboto-slab fonts-sil-gentiumplus fonts-sil-charis fonts-sil-andika
+  fonts-ebgaramond-extra fonts-cabin fonts-fantasque-sans fonts-hermit fonts-fanwood fonts-lindenhill
+  fonts-prociono fonts-sil-gentium fonts-yanone-kaffeesatz fonts-lobstertwo fonts-mplus
+  fonts-play fonts-sora fonts-spleen fonts-stix fonts-tuffy fonts-vollkorn
+)
+[ "$RELEASE_FONTS" = yes ] && DEBIAN_PACKAGES+=("${RELEASE_FONT_PACKAGES[@]}")
 
 if command -v apt-get >/dev/null; then
   missing=()

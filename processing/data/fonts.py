@@ -54,15 +54,16 @@ HANDWRITING_FAMILIES = (
     "kristi",
     "comic neue",
     "humor sans",
+    "domestic manners",
 )
 """Lower-case substrings of family names that mark a handwriting-style font."""
 
-CAPS_ONLY_FAMILIES = ("humor sans",)
+CAPS_ONLY_FAMILIES = ("humor sans", "bebas neue", "titling")
 """Lower-case substrings of family names of fonts that draw lower-case letters as capitals."""
 
 _EXCLUDED_FONTS = re.compile(
     r"symbol|math|emoji|dingbat|d050000l|wingding|webding|ornament|keyboard|initials"
-    r"|small ?caps|icons?\b|awesome",
+    r"|small ?caps|\bsc\b|all sc|icons?\b|awesome|penguin attack|junkyard|abogado",
     re.IGNORECASE,
 )
 """Family or file names of fonts whose glyphs for ASCII code points are not letters."""

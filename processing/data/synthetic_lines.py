@@ -12,6 +12,12 @@ augmentation (rotation, perspective) on that canvas; then a crop tight around th
 horizontally and around the font's ascender-to-descender band vertically (so ``"..."`` keeps a
 line's height), plus a random margin on each side; then optional photometric augmentation.
 Images are greyscale (mode ``L``) PNGs.
+
+``look="captured"`` is the data engine for real scans and photos: crops from tight (cutting into the
+ink) to loose, more capitals and short lines, and after the photometric augmentation either the
+scanner effects of :func:`.capture_effects.scan_effects` (low resolution, bleed, binarisation, paper,
+shading, rules, parts of neighbouring lines, light on dark) or, for `SCENE_SHARE` of lines, the text put
+on a scene-like background (:func:`.capture_effects.scene_composite`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import PIL
 from PIL import Image, ImageDraw, ImageFont
 
 from .augmentation import augment as augment_image
+from .capture_effects import scan_effects, scene_composite
 from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only, list_fonts
 from .generation import CacheDir, cached_dataset, generate_indexed
 from .text_sampling import corpus_fingerprint, sample_text
@@ -37,6 +44,18 @@ FORMAT_VERSION = 1
 """Bumped whenever rendering changes, so that older cache entries are not reused."""
 
 LINE_STYLES = (*FONT_STYLES, "mixed")
+LOOKS = ("clean", "captured")
+"""``clean``: rendered lines with mild augmentation; ``captured``: the data engine (see the module docstring)."""
+CAPTURED_HORIZONTAL_MARGIN = (-0.05, 1.0)
+CAPTURED_VERTICAL_MARGIN = (-0.08, 0.6)
+"""The margin ranges of ``look="captured"`` (negative: the crop cuts into the ink)."""
+SCENE_SHARE = 0.35
+"""Share of ``captured`` lines made to look like scene text rather than a scan."""
+CAPITALS_SHARE = 0.2
+SHORT_LINE_SHARE = 0.3
+SHORT_LINE_CHARS = 12
+"""``captured`` lines: this share is upper-cased, and this share is at most `SHORT_LINE_CHARS` long
+(headings, labels, prices, single words)."""
 DEFAULT_FONT_NAME = "pillow-default"
 """The ``font`` value of lines drawn with Pillow's bundled font (when no system font was found)."""
 
@@ -68,6 +87,7 @@ def render_line(
     rng: np.random.Generator,
     *,
     augment: bool = True,
+    look: str = "clean",
 ) -> Image.Image:
     """Render one text line as a greyscale image.
 
@@ -77,9 +97,11 @@ def render_line(
         rng: Draws ink and paper greys, margins and augmentations.
         augment: Whether to apply :func:`~.augmentation.augment` (geometric before the crop,
             photometric after).
+        look: ``"clean"`` or ``"captured"`` (see the module docstring).
 
     Returns:
-        A mode ``L`` image, dark text on a light background.
+        A mode ``L`` image: dark text on a light background, or, with ``look="captured"``, as a scan or
+        a photo shows it.
     """
     ink = int(rng.integers(INK_GREYS[0], INK_GREYS[1] + 1))
     paper = int(rng.integers(PAPER_GREYS[0], PAPER_GREYS[1] + 1))
@@ -90,7 +112,8 @@ def render_line(
     canvas = Image.new("L", (right - left + 2 * padding, bottom - top + 2 * padding), paper)
     origin_x, baseline = padding - left, padding - top
     ImageDraw.Draw(canvas).text((origin_x, baseline), text, font=font, fill=ink, anchor="ls")
-    if augment:
+    captured = look == "captured"
+    if augment or captured:
         canvas = augment_image(canvas, rng, photometric=False)
 
     is_ink = np.asarray(canvas) < paper - (paper - ink) // 4
@@ -99,16 +122,20 @@ def render_line(
     y0, y1 = baseline + band_top, baseline + band_bottom
     if rows.size:
         y0, y1 = min(y0, int(rows[0])), max(y1, int(rows[-1]) + 1)
-    (left_margin, right_margin) = rng.uniform(*HORIZONTAL_MARGIN, size=2) * font.size
-    (top_margin, bottom_margin) = rng.uniform(*VERTICAL_MARGIN, size=2) * font.size
-    image = canvas.crop(
-        (
-            max(0, round(x0 - left_margin)),
-            max(0, round(y0 - top_margin)),
-            min(canvas.width, round(x1 + right_margin)),
-            min(canvas.height, round(y1 + bottom_margin)),
-        )
-    )
+    horizontal, vertical = (CAPTURED_HORIZONTAL_MARGIN, CAPTURED_VERTICAL_MARGIN) if captured else (
+        HORIZONTAL_MARGIN, VERTICAL_MARGIN)
+    (left_margin, right_margin) = rng.uniform(*horizontal, size=2) * font.size
+    (top_margin, bottom_margin) = rng.uniform(*vertical, size=2) * font.size
+    left, top = max(0, round(x0 - left_margin)), max(0, round(y0 - top_margin))
+    right = max(left + 2, min(canvas.width, round(x1 + right_margin)))
+    bottom = max(top + 2, min(canvas.height, round(y1 + bottom_margin)))
+    image = canvas.crop((left, top, right, bottom))
+    if captured:
+        scene = rng.random() < SCENE_SHARE
+        if scene:
+            image = scene_composite(image, rng)
+        image = augment_image(image, rng, geometric=False)
+        return image if scene else scan_effects(image, rng)
     if augment:
         image = augment_image(image, rng, geometric=False)
     return image
@@ -125,17 +152,22 @@ def _render_example(
     charset: str,
     min_chars: int,
     max_chars: int,
+    look: str = "clean",
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
+    if look == "captured" and rng.random() < SHORT_LINE_SHARE:
+        max_chars = max(min_chars, min(max_chars, SHORT_LINE_CHARS))
     text = sample_text(rng, charset=charset, min_chars=min_chars, max_chars=max_chars)
+    if look == "captured" and rng.random() < CAPITALS_SHARE and set(text.upper()) <= set(charset):
+        text = text.upper()
     style = font_style if font_style != "mixed" else FONT_STYLES[int(rng.random() < 0.5)]
     candidates = fonts[style]
     path = candidates[int(rng.integers(len(candidates)))]
     if path in caps_only_fonts:
         text = text.upper()
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
-    image = render_line(text, _load_font(path, size), rng, augment=augment)
+    image = render_line(text, _load_font(path, size), rng, augment=augment, look=look)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     font_name = DEFAULT_FONT_NAME if path is None else Path(path).name
@@ -166,6 +198,7 @@ def make_synthetic_lines(
     charset: str | None = None,
     min_chars: int = 1,
     max_chars: int = 40,
+    look: str = "clean",
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -182,6 +215,8 @@ def make_synthetic_lines(
             :func:`~.fonts.is_caps_only`) are upper-cased, label included.
         min_chars: Minimum text length in characters.
         max_chars: Maximum text length in characters.
+        look: ``"clean"`` (rendered lines, mildly augmented) or ``"captured"`` (the data engine: as
+            scanners, receipt printers and cameras show text; see the module docstring).
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
             ``False``: no caching). The entry's key hashes all the arguments above, the format
             version, the font files, the text corpus and the Pillow version.
@@ -193,6 +228,8 @@ def make_synthetic_lines(
     """
     if font_style not in LINE_STYLES:
         raise ValueError(f"font_style must be one of {LINE_STYLES}, got {font_style!r}")
+    if look not in LOOKS:
+        raise ValueError(f"look must be one of {LOOKS}, got {look!r}")
     charset = PRINTABLE_ASCII if charset is None else charset
     styles = FONT_STYLES if font_style == "mixed" else (font_style,)
     fonts = {style: _fonts_for(style, charset) for style in styles}
@@ -208,6 +245,7 @@ def make_synthetic_lines(
         "charset": charset,
         "min_chars": min_chars,
         "max_chars": max_chars,
+        **({"look": look} if look != "clean" else {}),
         "fonts": fonts_fingerprint([Path(path) for paths in fonts.values() for path in paths if path]),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
@@ -223,6 +261,7 @@ def make_synthetic_lines(
             "charset": charset,
             "min_chars": min_chars,
             "max_chars": max_chars,
+            "look": look,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(

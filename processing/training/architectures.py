@@ -122,9 +122,12 @@ def set_reference_glyphs(model, processor: TextRecognitionProcessor) -> None:
 
 
 # Formulas keep their size within 16-256 x 16-1024 pixels (scaled to fit otherwise), white strokes on
-# black in [0, 1], padded with black; training batches are rescaled by a random factor in [0.7, 1.4].
+# black in [0, 1] (whatever their polarity on input: the processor brings every image to dark on light,
+# `text_polarity`, then inverts it), padded with black; training batches are rescaled by a random factor in
+# [0.7, 1.4].
 FORMULA_IMAGES = dict(
     resize_mode="limits",
+    invert=True,
     min_height=16,
     max_height=256,
     min_width=16,

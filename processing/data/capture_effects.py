@@ -1,0 +1,203 @@
+"""What scanners, fax machines, receipt printers and cameras do to a text line (PIL "L" in, "L" out).
+
+The data engine's degradations, on top of :mod:`.augmentation`'s mild ones: each function takes a greyscale
+line image (dark text on a light background, as :func:`.synthetic_lines.render_line` draws it) and one
+``numpy.random.Generator``; :func:`scan_effects` applies a random subset of them. :func:`scene_composite`
+instead puts the text on a photographic-looking background (textured, coloured, lit unevenly), with an
+outline or a shadow, light on dark as often as dark on light.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter
+
+SCAN_EFFECT_PROBABILITIES = {
+    "low_resolution": 0.35,
+    "ink_spread": 0.25,
+    "binarize": 0.25,
+    "broken_glyphs": 0.1,
+    "paper_texture": 0.3,
+    "uneven_light": 0.25,
+    "rule": 0.08,
+    "neighbour_lines": 0.12,
+}
+"""Probability of each effect in :func:`scan_effects`, applied in this order."""
+
+LOW_RESOLUTION_SCALE = (0.3, 0.75)
+"""The line is shrunk by a factor in this range and enlarged back (a scan at a low resolution)."""
+INVERTED_PROBABILITY = 0.15
+"""Share of scanned-look lines turned light on dark (screens, dark labels, negatives)."""
+
+
+def _noise_field(rng: np.random.Generator, height: int, width: int, cells: int) -> np.ndarray:
+    """Smooth random values in [0, 1] of shape (height, width): uniform noise on a coarse grid of about
+    `cells` cells across the width, enlarged bicubically."""
+    grid_width = max(2, cells)
+    grid_height = max(2, round(cells * height / max(width, 1)))
+    coarse = Image.fromarray((rng.random((grid_height, grid_width)) * 255).astype(np.uint8))
+    return np.asarray(coarse.resize((width, height), Image.Resampling.BICUBIC), dtype=np.float32) / 255.0
+
+
+def low_resolution(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    scale = rng.uniform(*LOW_RESOLUTION_SCALE)
+    small = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    down = image.resize(small, Image.Resampling.BOX if rng.random() < 0.5 else Image.Resampling.BILINEAR)
+    return down.resize(image.size, Image.Resampling.NEAREST if rng.random() < 0.3 else Image.Resampling.BICUBIC)
+
+
+def ink_spread(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """Ink bleed (strokes thicken: a minimum filter on dark-on-light) or erosion (strokes thin)."""
+    return image.filter(ImageFilter.MinFilter(3) if rng.random() < 0.6 else ImageFilter.MaxFilter(3))
+
+
+def binarize(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """Hard black-and-white edges, thresholded between the darkest and lightest grey (a bitonal scan)."""
+    values = np.asarray(image, dtype=np.float32)
+    low, high = np.percentile(values, 2), np.percentile(values, 98)
+    threshold = low + (high - low) * rng.uniform(0.35, 0.65)
+    return Image.fromarray(np.where(values < threshold, low, high).astype(np.uint8))
+
+
+def broken_glyphs(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """Specks of paper in the ink (a worn ribbon, a dry thermal head)."""
+    values = np.asarray(image, dtype=np.float32)
+    paper = np.percentile(values, 95)
+    holes = rng.random(values.shape) < rng.uniform(0.05, 0.25)
+    return Image.fromarray(np.where(holes & (values < paper - 40), paper, values).astype(np.uint8))
+
+
+def paper_texture(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """Fibres and stains: the page darkened by smooth noise at two scales."""
+    values = np.asarray(image, dtype=np.float32)
+    height, width = values.shape
+    stain = 0.6 * _noise_field(rng, height, width, int(rng.integers(2, 8))) + 0.4 * _noise_field(
+        rng, height, width, int(rng.integers(20, 60)))
+    return Image.fromarray(np.clip(values * (1 - rng.uniform(0.1, 0.35) * stain), 0, 255).astype(np.uint8))
+
+
+def uneven_light(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """A linear shading across the line (a curled page, a phone's shadow)."""
+    values = np.asarray(image, dtype=np.float32)
+    height, width = values.shape
+    angle = rng.uniform(0, 2 * np.pi)
+    ys, xs = np.mgrid[0:height, 0:width]
+    ramp = (np.cos(angle) * xs / max(width, 1) + np.sin(angle) * ys / max(height, 1))
+    ramp = (ramp - ramp.min()) / max(float(np.ptp(ramp)), 1e-6)
+    return Image.fromarray(np.clip(values * (1 - rng.uniform(0.2, 0.6) * ramp), 0, 255).astype(np.uint8))
+
+
+def rule(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """An underline or a table rule, near the bottom or the top of the line."""
+    image = image.copy()
+    width, height = image.size
+    y = int(rng.uniform(0.85, 0.98) * height) if rng.random() < 0.7 else int(rng.uniform(0.02, 0.12) * height)
+    x0, x1 = (0, width) if rng.random() < 0.5 else sorted(rng.integers(0, width, size=2).tolist())
+    grey = int(np.percentile(np.asarray(image), 2))
+    ImageDraw.Draw(image).line([(x0, y), (x1, y)], fill=grey, width=max(1, round(height * rng.uniform(0.02, 0.06))))
+    return image
+
+
+def neighbour_lines(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """Parts of the lines above and below at the crop's edge: the descenders or ascenders a tight line
+    crop of a page catches, drawn as dark strokes and dots along the top or bottom border."""
+    image = image.copy()
+    width, height = image.size
+    draw = ImageDraw.Draw(image)
+    grey = int(np.percentile(np.asarray(image), 2))
+    for edge in (0, 1) if rng.random() < 0.3 else (int(rng.integers(2)),):
+        depth = max(1, round(height * rng.uniform(0.05, 0.18)))
+        x = int(rng.integers(0, max(1, width // 8)))
+        while x < width:
+            stroke = int(rng.integers(1, max(2, height // 6)))
+            length = int(rng.integers(1, depth + 1))
+            y0 = 0 if edge == 0 else height - length
+            draw.rectangle([x, y0, x + stroke, y0 + length], fill=grey)
+            x += stroke + int(rng.integers(2, max(3, height // 2)))
+    return image
+
+
+SCAN_EFFECTS = {
+    "low_resolution": low_resolution,
+    "ink_spread": ink_spread,
+    "binarize": binarize,
+    "broken_glyphs": broken_glyphs,
+    "paper_texture": paper_texture,
+    "uneven_light": uneven_light,
+    "rule": rule,
+    "neighbour_lines": neighbour_lines,
+}
+
+
+def scan_effects(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """A random subset of the scanner effects (`SCAN_EFFECT_PROBABILITIES`), then, for
+    `INVERTED_PROBABILITY` of lines, light text on a dark background."""
+    for name, effect in SCAN_EFFECTS.items():
+        if rng.random() < SCAN_EFFECT_PROBABILITIES[name]:
+            image = effect(image, rng)
+    if rng.random() < INVERTED_PROBABILITY:
+        image = Image.fromarray(255 - np.asarray(image))
+    return image
+
+
+def _background(rng: np.random.Generator, height: int, width: int) -> np.ndarray:
+    """A float RGB background (height, width, 3) in [0, 255]: a colour with smooth texture, a two-colour
+    gradient, or stripes and blocks of colour, often with fine grain."""
+    kind = int(rng.integers(3))
+    base = rng.uniform(0, 255, size=3)
+    if kind == 0:
+        texture = _noise_field(rng, height, width, int(rng.integers(3, 30)))[..., None]
+        background = base + (texture - 0.5) * rng.uniform(20, 140)
+    elif kind == 1:
+        other = rng.uniform(0, 255, size=3)
+        angle = rng.uniform(0, 2 * np.pi)
+        ys, xs = np.mgrid[0:height, 0:width]
+        ramp = np.cos(angle) * xs / max(width, 1) + np.sin(angle) * ys / max(height, 1)
+        ramp = ((ramp - ramp.min()) / max(float(np.ptp(ramp)), 1e-6))[..., None]
+        background = base * (1 - ramp) + other * ramp
+    else:
+        background = np.broadcast_to(base, (height, width, 3)).copy()
+        for _ in range(int(rng.integers(1, 5))):
+            x0, x1 = sorted(rng.integers(0, width + 1, size=2).tolist())
+            y0, y1 = sorted(rng.integers(0, height + 1, size=2).tolist())
+            background[y0:y1, x0:x1] = rng.uniform(0, 255, size=3)
+    if rng.random() < 0.5:
+        background = background + rng.normal(0, rng.uniform(2, 12), size=(height, width, 1))
+    return np.clip(background, 0, 255)
+
+
+def _contrasting_colour(rng: np.random.Generator, background: np.ndarray) -> np.ndarray:
+    """A text colour whose luminance differs from the background's mean by at least 70 grey levels."""
+    luminance = float((background.reshape(-1, 3) @ np.array([0.299, 0.587, 0.114])).mean())
+    target = rng.uniform(0, max(0.0, luminance - 70)) if luminance > 127 else rng.uniform(min(255.0, luminance + 70), 255)
+    colour = rng.uniform(0, 255, size=3)
+    shift = target - float(colour @ np.array([0.299, 0.587, 0.114]))
+    return np.clip(colour + shift, 0, 255)
+
+
+def scene_composite(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """The text of a dark-on-light line, put on a scene-like background in a contrasting colour (light on
+    dark about half of the time), sometimes with an outline or a drop shadow; returned in luminance ("L").
+    """
+    values = np.asarray(image, dtype=np.float32)
+    ink, paper = np.percentile(values, 1), np.percentile(values, 99)
+    alpha = np.clip((paper - values) / max(paper - ink, 1.0), 0, 1)
+    height, width = alpha.shape
+    background = _background(rng, height, width)
+    colour = _contrasting_colour(rng, background)
+    canvas = background
+    decoration = rng.random()
+    if decoration < 0.25:  # drop shadow
+        shift = max(1, round(height * rng.uniform(0.03, 0.08)))
+        shadow = np.zeros_like(alpha)
+        shadow[shift:, shift:] = alpha[:-shift, :-shift]
+        shadow_image = Image.fromarray((shadow * 255).astype(np.uint8)).filter(ImageFilter.GaussianBlur(shift / 2))
+        shadow = np.asarray(shadow_image, dtype=np.float32)[..., None] / 255.0 * rng.uniform(0.4, 0.9)
+        canvas = canvas * (1 - shadow) + (255 - colour) * shadow
+    elif decoration < 0.4:  # outline
+        size = 3 if height < 60 else 5
+        outline = Image.fromarray((alpha * 255).astype(np.uint8)).filter(ImageFilter.MaxFilter(size))
+        outline = np.asarray(outline, dtype=np.float32)[..., None] / 255.0
+        canvas = canvas * (1 - outline) + (255 - colour) * outline
+    canvas = canvas * (1 - alpha[..., None]) + colour * alpha[..., None]
+    return Image.fromarray(np.clip(canvas, 0, 255).astype(np.uint8), "RGB").convert("L")

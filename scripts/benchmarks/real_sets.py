@@ -1,0 +1,91 @@
+"""The real (not synthetic) development sets that textrec is measured on, and the part of them kept aside.
+
+The images live in the project's shared data folder (`../shared/data/real/` beside a checkout; see its README),
+never in the repository: they are research-use benchmark sets. Each set is a subset of one imagefolder with
+the scoring protocol its labels call for:
+
+- `receipts`: SROIE scanned receipt lines (modern print). Their labels are upper case, so both sides are
+  upper-cased; punctuation and spaces count.
+- `historic-print`: 19th-century German book print (OCR-D `linegt`, mostly Fraktur, with `ſ` and old umlauts
+  that no released model's character set holds): scored exactly, an out-of-domain print set.
+- `scene`: scene-text word crops (IIIT5K, ICDAR 2013, SVT): the usual protocol, lower case, letters and
+  digits only.
+
+Every image is assigned once and for all to `development` (what results and tuning use) or `held-out` (one
+image in five, by a hash of its file name, kept aside to check at the end that tuning did not overfit the
+development part).
+"""
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from textrec.processing.data.fonts import PRINTABLE_ASCII
+
+REAL_DATA_DIR = Path(os.environ.get("TEXTREC_REAL_DATA", Path(__file__).resolve().parents[2] / "../shared/data/real"))
+"""The shared folder of real data, beside the checkout (`TEXTREC_REAL_DATA` overrides it)."""
+
+SPLITS = ("development", "held-out")
+HELD_OUT_SHARE = 5
+"""One image in this many is held out."""
+
+UPPER_CASE_PRINTABLE = "".join(character for character in PRINTABLE_ASCII if not character.islower())
+
+
+@dataclass(frozen=True)
+class RealSet:
+    """One real set: the folder under `REAL_DATA_DIR`, the `subset` values it takes, and its protocol
+    (`normalization` and `charset`, as `textrec.processing.metrics.normalize_texts` takes them)."""
+
+    name: str
+    folder: str
+    subsets: tuple[str, ...]
+    normalization: str
+    charset: str | None
+    description: str
+
+
+REAL_SETS = {
+    real_set.name: real_set
+    for real_set in (
+        RealSet("receipts", "print", ("sroie",), "scene-text", UPPER_CASE_PRINTABLE,
+                "SROIE scanned receipt lines, case-insensitive"),
+        RealSet("historic-print", "print", ("ocrd-linegt",), "none", None,
+                "19th-century German book print (OCR-D), exact"),
+        RealSet("scene", "scene", ("iiit5k", "icdar13", "svt"), "scene-text", None,
+                "scene-text word crops (IIIT5K, IC13, SVT), lower-case alphanumerics"),
+    )
+}
+
+
+def split_of(file_name: str) -> str:
+    """`"held-out"` for one file name in `HELD_OUT_SHARE` (by its SHA-1), `"development"` for the others."""
+    digest = int(hashlib.sha1(file_name.encode()).hexdigest(), 16)
+    return "held-out" if digest % HELD_OUT_SHARE == 0 else "development"
+
+
+def load_real_set(name: str, split: str = "development", data_dir: Path = REAL_DATA_DIR) -> tuple[list[Path], list[str]]:
+    """The image paths and label texts of real set `name`, part `split`, in file order.
+
+    Raises:
+        FileNotFoundError: the shared data folder is absent (a clone without the project's shared data).
+        ValueError: an unknown set or split.
+    """
+    if name not in REAL_SETS:
+        raise ValueError(f"unknown real set {name!r}; known: {', '.join(REAL_SETS)}")
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    real_set = REAL_SETS[name]
+    metadata = Path(data_dir) / real_set.folder / "metadata.jsonl"
+    if not metadata.is_file():
+        raise FileNotFoundError(f"no real data at {metadata} (the project's shared data folder; see real_sets.py)")
+    paths, texts = [], []
+    with metadata.open(encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            if row["subset"] in real_set.subsets and split_of(row["file_name"]) == split:
+                paths.append(metadata.parent / row["file_name"])
+                texts.append(row["text"])
+    return paths, texts

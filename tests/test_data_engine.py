@@ -1,0 +1,59 @@
+"""The data engine (`look="captured"`): scanner and camera effects, scene composites, and the real sets that
+measure what it is for."""
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from textrec.processing.data.capture_effects import SCAN_EFFECTS, scan_effects, scene_composite
+from textrec.processing.image_processing_text_recognition import has_light_text
+
+
+def dark_line() -> Image.Image:
+    image = Image.new("L", (160, 32), 240)
+    ImageDraw.Draw(image).text((6, 6), "Invoice 42.00", fill=15, font_size=20)
+    return image
+
+
+@pytest.mark.parametrize("name", list(SCAN_EFFECTS))
+def test_each_scan_effect_keeps_size_and_mode_and_is_seeded(name):
+    image = dark_line()
+    first = SCAN_EFFECTS[name](image, np.random.default_rng(3))
+    second = SCAN_EFFECTS[name](image, np.random.default_rng(3))
+    assert (first.size, first.mode) == (image.size, "L")
+    assert np.array_equal(np.asarray(first), np.asarray(second))
+
+
+def test_scan_effects_turn_some_lines_light_on_dark():
+    light = sum(has_light_text(np.asarray(scan_effects(dark_line(), np.random.default_rng(seed)))) for seed in range(60))
+    assert 2 <= light <= 20  # INVERTED_PROBABILITY 0.15 of 60
+
+
+def test_scene_composites_keep_the_text_readable_in_either_polarity():
+    polarities = []
+    for seed in range(30):
+        composite = scene_composite(dark_line(), np.random.default_rng(seed))
+        assert (composite.size, composite.mode) == ((160, 32), "L")
+        values = np.asarray(composite, dtype=np.float32)
+        assert np.percentile(values, 98) - np.percentile(values, 2) > 40  # the text stands out
+        polarities.append(has_light_text(values.astype(np.uint8)))
+    assert 5 <= sum(polarities) <= 25
+
+
+def test_captured_lines_are_deterministic_and_differ_from_clean():
+    from textrec.processing.data import make_synthetic_lines
+
+    captured = make_synthetic_lines(6, seed=11, look="captured", cache_dir=False)
+    again = make_synthetic_lines(6, seed=11, look="captured", cache_dir=False)
+    clean = make_synthetic_lines(6, seed=11, cache_dir=False)
+    assert list(captured["text"]) == list(again["text"])
+    assert all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(captured["image"], again["image"]))
+    assert any(np.asarray(a).shape != np.asarray(b).shape or not np.array_equal(np.asarray(a), np.asarray(b))
+               for a, b in zip(captured["image"], clean["image"]))
+
+
+def test_unknown_look_is_refused():
+    from textrec.processing.data import make_synthetic_lines
+
+    with pytest.raises(ValueError, match="look must be one of"):
+        make_synthetic_lines(2, look="photo", cache_dir=False)
