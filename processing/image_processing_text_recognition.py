@@ -252,6 +252,37 @@ def ink_box(luminance: np.ndarray) -> tuple[int, int, int, int] | None:
     return int(kept_columns[0]), int(kept_rows[0]), int(kept_columns[-1]) + 1, int(kept_rows[-1]) + 1
 
 
+def text_line_count(luminance: np.ndarray) -> int:
+    """How many lines of text an 8-bit luminance image (dark text on light) holds, by its row profile: bands of
+    rows holding ink (darker than `otsu_threshold`: more than 1% of the row and 15% of the inkiest row's ink),
+    bands closer than a quarter of a typical band's height (the 75th percentile) merged (a line's accents, dots
+    and descenders), and bands under half that height not counted (rules, the edges of neighbouring lines). A
+    blank image holds 0."""
+    low, high = np.percentile(luminance, (2, 98))
+    if high - low < MIN_INK_CONTRAST:
+        return 0
+    row_ink = (luminance < otsu_threshold(luminance)).sum(axis=1)
+    inked = row_ink > max(0.01 * luminance.shape[1], 0.15 * row_ink.max())
+    bands, start = [], None
+    for row, has_ink in enumerate(np.append(inked, False)):
+        if has_ink and start is None:
+            start = row
+        elif not has_ink and start is not None:
+            bands.append([start, row])
+            start = None
+    if not bands:
+        return 0
+    typical = float(np.percentile([end - begin for begin, end in bands], 75))
+    merged = [bands[0]]
+    for begin, end in bands[1:]:
+        if begin - merged[-1][1] < typical / 4:
+            merged[-1][1] = end
+        else:
+            merged.append([begin, end])
+    typical = float(np.percentile([end - begin for begin, end in merged], 75))
+    return sum(end - begin >= typical / 2 for begin, end in merged)
+
+
 def normalize_capture(image: Image.Image, text_polarity: str = "auto", crop_margin: float | None = None) -> Image.Image:
     """The image as the model expects to see any capture of its text: dark text on a light background
     (`text_polarity`), and, with `crop_margin`, cropped to its ink (`ink_box`) with a margin of `crop_margin`
@@ -490,12 +521,21 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             min(max(round(width * factor), self.min_width), self.max_width),
         )
 
-    def size_warning(self, width: int, height: int) -> str | None:
+    def size_warning(self, width: int, height: int, image: Image.Image | None = None) -> str | None:
         """Why an image of `width` x `height` pixels lies far outside what the model reads, or None: a side
-        shorter than `MIN_IMAGE_SIDE`, or an aspect ratio that resizing (`output_size`) changes by more than
-        `MAX_ASPECT_CHANGE` times. Such an image is still read; recognition warns about it."""
+        shorter than `MIN_IMAGE_SIDE`, an aspect ratio that resizing (`output_size`) changes by more than
+        `MAX_ASPECT_CHANGE` times, or, given the `image` of a line model (`"keep_aspect"`), more than one line of
+        text in it (`text_line_count`). Such an image is still read; recognition warns about it."""
         if min(width, height) < MIN_IMAGE_SIDE:
             return f"tiny image ({width}x{height} pixels, width x height)"
+        if image is not None and self.resize_mode == "keep_aspect":
+            luminance = np.asarray(normalize_capture(image.convert("L"), self.text_polarity))
+            lines = text_line_count(luminance)
+            if lines > 1:
+                return (
+                    f"it looks like {lines} lines of text, and this model reads one line per image (crop the lines, "
+                    f"or read the page with Tesseract until textrec reads pages)"
+                )
         out_height, out_width = self.output_size(height, width)
         change = (width / height) / (out_width / out_height)
         if max(change, 1 / change) > MAX_ASPECT_CHANGE:

@@ -245,7 +245,7 @@ def iter_recognize(
                     raise type(error)(message) from error
                 failures[index] = message
                 continue
-            problem = processor.image_processor.size_warning(loaded[index].width, loaded[index].height)
+            problem = processor.image_processor.size_warning(loaded[index].width, loaded[index].height, loaded[index])
             if problem is not None:
                 logger.warning("%s: %s; read all the same", describe_image(images[index], index, len(images)), problem)
         texts = {}

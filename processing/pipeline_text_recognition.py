@@ -111,7 +111,7 @@ class TextRecognitionPipeline(Pipeline):
     def preprocess(self, image):
         # Images stay images until a batch is formed, so the processor pads each batch itself.
         loaded = load_image(image)
-        problem = self.processor.image_processor.size_warning(loaded.width, loaded.height)
+        problem = self.processor.image_processor.size_warning(loaded.width, loaded.height, loaded)
         if problem is not None:
             name = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "an image"
             logger.warning(f"{name}: {problem}; read all the same")

@@ -161,3 +161,35 @@ def test_formula_reader_reads_either_polarity():
     images = [image.convert("L") for image in formulas["image"]]
     expected = read("comer-math", images)
     assert read("comer-math", [ImageOps.invert(image) for image in images]) == expected
+
+
+# A line model given several lines says so (it reads one line per image).
+
+
+def test_text_line_count_of_one_and_of_stacked_lines(print_lines):
+    from textrec.processing.image_processing_text_recognition import text_line_count
+
+    images, _ = print_lines
+    assert [text_line_count(np.asarray(image)) for image in images] == [1] * len(images)
+    width = max(image.width for image in images)
+    stacked = Image.new("L", (width, sum(image.height + 6 for image in images)), 255)
+    top = 0
+    for image in images:
+        stacked.paste(image, (0, top))
+        top += image.height + 6
+    assert text_line_count(np.asarray(stacked)) == len(images)
+    assert text_line_count(np.full((30, 90), 200, np.uint8)) == 0
+
+
+def test_reading_several_lines_as_one_warns(print_lines, caplog):
+    from textrec.processing.inference import load_recognizer, recognize
+
+    images, _ = print_lines
+    stacked = Image.new("L", (max(image.width for image in images), images[0].height + images[1].height + 8), 255)
+    stacked.paste(images[0], (0, 0))
+    stacked.paste(images[1], (0, images[0].height + 8))
+    model, processor = load_recognizer("crnn-lines")
+    with caplog.at_level("WARNING"):
+        recognize(model, processor, [images[2], stacked], progress=False)
+    warnings = [record.getMessage() for record in caplog.records if "lines of text" in record.getMessage()]
+    assert len(warnings) == 1 and "image 2 of 2" in warnings[0] and "2 lines of text" in warnings[0]
