@@ -11,7 +11,7 @@ RUN=${RUN:-runs/quickstart}
 MODEL=${MODEL:-self-attention-lines}
 FINETUNE_STEPS=${FINETUNE_STEPS:-150}
 HELD_OUT="min_chars=15,max_chars=80,augment=false"
-# MNIST's IDX files (this machine: ../shared/data/mnist); without them, scikit-learn's 8x8 digits stand in.
+# MNIST's IDX files (in a checkout beside ../shared: ../shared/data/mnist); without them, scikit-learn's 8x8 digits stand in.
 MNIST_DIR=${MNIST_DIR:-../shared/data/mnist}
 DIGITS="mnist-digits:length=8"
 if [ -d "$MNIST_DIR" ]; then DIGITS="$DIGITS,mnist_dir=$(cd "$MNIST_DIR" && pwd)"; fi

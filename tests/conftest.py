@@ -1,9 +1,19 @@
-"""Test-wide settings: offline, and generated datasets cached in a per-session folder."""
+"""Test-wide settings: offline, generated datasets cached in a per-session folder, and the lab importable.
+
+The lab (`scripts/lab/`: benchmarks, studies, the release command) is not installed with textrec; its
+scripts run from a checkout (`python scripts/lab/NAME.py`) and import each other as siblings, so the tests
+import them with that folder on the path, as transformers' tests import its `utils/` scripts.
+"""
 
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
+
+LAB_DIR = Path(__file__).resolve().parent.parent / "scripts" / "lab"
+sys.path.insert(0, str(LAB_DIR))
 
 
 def pytest_configure(config):

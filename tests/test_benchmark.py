@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from textrec.scripts.benchmarks import benchmark_recognition, recognition_table
+import benchmark_recognition, recognition_table
 
 HAS_TESSERACT = shutil.which("tesseract") is not None
 TINY = [
@@ -110,7 +110,7 @@ def test_results_of_the_first_format_merge(tmp_path):
     scores = {test_set: {"cer": 0.1, "wer": 0.2, "lines_per_second": 3.0} for test_set in ("print", "handwriting")}
     trained = {"parameters": 10, "steps": 5, "train_minutes_used": 1.0, "cores_used_in_training": 2.0, **scores}
     earlier = {
-        "command": "python -m textrec.scripts.benchmarks.benchmark_recognition --train_minutes 1",
+        "command": "python scripts/lab/benchmark_recognition.py --train_minutes 1",
         "settings": settings,
         "machine_load_at_phase_start": {"1. Data": 2.0},
         "systems": {"self-attention": trained, "ViT+TrOCR": trained, "Tesseract": scores},
@@ -122,7 +122,7 @@ def test_results_of_the_first_format_merge(tmp_path):
     del now["skip_tesseract"]
     read = recognition_table.read_earlier_run(tmp_path, now, ["resnet-transformer"])
     this_run = {
-        "command": "python -m textrec.scripts.benchmarks.benchmark_recognition --systems resnet-transformer",
+        "command": "python scripts/lab/benchmark_recognition.py --systems resnet-transformer",
         "settings": now,
         "machine_load_at_phase_start": {"1. Data": 2.0},
         "systems": dict.fromkeys(RESNET_TRANSFORMER_ROWS, trained),
@@ -141,7 +141,7 @@ def test_results_of_the_first_format_merge(tmp_path):
 
 
 def test_ablation_variants_change_one_thing_of_the_release_command(tmp_path):
-    from textrec.scripts.benchmarks import ablation_recipe
+    import ablation_recipe
     from textrec.processing.training import parse_arguments
 
     release_arguments = ablation_recipe.training_arguments("fast", tmp_path / "fast", train_minutes=3)
@@ -153,20 +153,20 @@ def test_ablation_variants_change_one_thing_of_the_release_command(tmp_path):
 
 
 def test_ablation_table_shows_each_decoding_or_na():
-    from textrec.scripts.benchmarks import ablation_recipe
+    import ablation_recipe
 
     scores = {"print": {"cer": 0.1}, "handwriting-style": {"cer": 0.2}}
     rows = {
         "fast": {"parameters": 2_500_000, "steps": 10, "results": {"attention": scores, "ctc": scores}},
         "no-ctc": {"parameters": 2_400_000, "steps": 12, "results": {"attention": scores}},
     }
-    table = ablation_recipe.render_table(rows, 5, 1, "python -m textrec.scripts.benchmarks.ablation_recipe")
+    table = ablation_recipe.render_table(rows, 5, 1, "python scripts/lab/ablation_recipe.py")
     assert "| fast |" in table and "| 10.00% | 10.00% | 20.00% | 20.00% |" in table
     assert "| 10.00% | n/a | 20.00% | n/a |" in table
 
 
 def test_percent_with_interval_is_wilson():
-    from textrec.scripts.benchmarks.intervals import percent_with_interval
+    from intervals import percent_with_interval
 
     # CoMER's table: 705 of 1,000 formulas exactly right.
     assert percent_with_interval(705, 1000) == "70.5 (67.6-73.2)"
@@ -176,7 +176,7 @@ def test_percent_with_interval_is_wilson():
 
 
 def test_paired_accuracy_difference_resamples_the_same_items_for_both_systems():
-    from textrec.scripts.benchmarks.intervals import paired_accuracy_difference
+    from intervals import paired_accuracy_difference
 
     # The same answers: no difference, and no resample can make one.
     same = [True, False] * 50

@@ -2,7 +2,7 @@
 
 import json
 
-from textrec.scripts.benchmarks import benchmark_line_models as benchmark
+import benchmark_line_models as benchmark
 
 
 def scores(cer: float) -> dict:
@@ -14,11 +14,11 @@ def test_table_has_a_row_per_system_and_decoding():
         dict(system="a-lines", decoding="ctc", parameters=2_500_000, training="", scores={"print": scores(0.01), "handwriting-style": scores(0.05)}),
         dict(system="Tesseract 5", decoding="--psm 7", parameters=None, training="", scores={"print": scores(0.02), "handwriting-style": scores(0.2)}),
     ]
-    table = benchmark.render_table(rows, "python -m textrec.scripts.benchmarks.benchmark_line_models").splitlines()
+    table = benchmark.render_table(rows, "python scripts/lab/benchmark_line_models.py").splitlines()
     assert table[0].startswith("| system | reads with | parameters | print CER | print WER | handwriting-style CER")
     assert table[2] == "| `a-lines` | ctc | 2.50 M | 1.00% | 2.00% | 5.00% | 10.00% | 40 |"
     assert table[3] == "| Tesseract 5 | --psm 7 |  | 2.00% | 4.00% | 20.00% | 40.00% | 40 |"
-    assert table[-1] == "Command: `python -m textrec.scripts.benchmarks.benchmark_line_models`"
+    assert table[-1] == "Command: `python scripts/lab/benchmark_line_models.py`"
 
 
 def test_curves_are_drawn_for_the_runs_that_exist(tmp_path):

@@ -39,7 +39,7 @@ from textrec.processing.tokenization_latex import (
     load_latex_dictionary,
     unknown_latex_tokens,
 )
-from textrec.scripts.benchmarks import benchmark_comer_decoding, benchmark_comer_step, draw_comer_refinement
+import benchmark_comer_decoding, benchmark_comer_step, draw_comer_refinement
 from textrec.processing.training.architectures import FORMULA_IMAGES, get_spec
 from textrec.processing.training.trainer import TextRecognitionTrainer
 from textrec.processing.training import parse_arguments
@@ -507,7 +507,7 @@ def test_step_benchmark_prints_where_the_time_goes(capsys):
 def test_coverage_study_runs_its_curriculum_across_sessions_and_reports(tmp_path):
     """A session too short to finish leaves the run unfinished (and says so); the same command then resumes it,
     trains the full length from the curriculum stage's model until the CER plateaus, and reports."""
-    from textrec.scripts.benchmarks import comer_coverage_study
+    import comer_coverage_study
 
     output = tmp_path / "study"
     arguments = [

@@ -97,8 +97,16 @@ def test_every_imported_package_is_a_declared_requirement():
     for package_name in PACKAGES:
         root = Path(importlib.import_module(package_name).__file__).parent
         for path in sorted(root.rglob("*.py")):
-            for distribution in imported_distributions(path) - (with_peers if path.name in PEER_MODULES else declared):
-                missing.setdefault(distribution, str(path))
+            if "lab" not in path.relative_to(root).parts:
+                for distribution in imported_distributions(path) - (with_peers if path.name in PEER_MODULES else declared):
+                    missing.setdefault(distribution, str(path))
+    # The lab runs from a checkout beside the installed library (with the `peers` extra); its scripts import
+    # each other as siblings.
+    lab = Path(__file__).resolve().parent.parent / "scripts" / "lab"
+    siblings = {normalized(path.stem) for path in lab.glob("*.py")}
+    for path in sorted(lab.glob("*.py")):
+        for distribution in imported_distributions(path) - with_peers - siblings:
+            missing.setdefault(distribution, str(path))
     assert not missing, f"imported but not declared in pyproject.toml's dependencies: {missing}"
 
 
@@ -115,18 +123,36 @@ def test_the_package_data_is_installed():
 def test_every_file_of_the_source_folders_is_installed():
     """Each file under the checkout's package folders (code, symbolic links to the shared modeling files, data,
     model cards, released checkpoints) is in the installed package, as a real file; the repository's shell
-    scripts and the paper-study runs carried between sessions (`STUDY_RUNS_DIR`) are not part of it."""
-    from textrec.model_cards.releases import STUDY_RUNS_DIR
-
+    scripts and the lab (`scripts/lab/`: benchmarks, studies, the release command, their results) are not."""
     root = Path(__file__).resolve().parent.parent
     missing = []
     for package_name in PACKAGES:
         source = root / package_name.removeprefix("textrec.")
         installed = Path(importlib.import_module(package_name).__file__).parent
         for path in sorted(source.rglob("*")):
-            if path.is_relative_to(root / STUDY_RUNS_DIR):
+            if path.is_relative_to(root / "scripts" / "lab") or path.is_relative_to(root / "scripts" / "benchmarks"):
                 continue
             if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".sh"):
                 if not (installed / path.relative_to(source)).is_file():
                     missing.append(str(path.relative_to(root)))
     assert not missing, f"files of the checkout missing from the installed package: {missing}"
+
+
+def test_the_package_holds_the_library_only():
+    """The installed modules are those of the checkout's package folders, and none of the lab's."""
+    root = Path(__file__).resolve().parent.parent
+    expected = set()
+    for package_name in PACKAGES:
+        source = root / package_name.removeprefix("textrec.")
+        for path in source.rglob("*.py"):
+            relative = path.relative_to(source)
+            if (source / relative.parts[0]).name in ("lab", "benchmarks") or "__pycache__" in relative.parts:
+                continue
+            if not all((source / Path(*relative.parts[:depth]) / "__init__.py").exists() for depth in range(len(relative.parts))):
+                continue
+            parts = relative.with_suffix("").parts
+            expected.add(".".join((package_name, *parts)).removesuffix(".__init__"))
+    installed = set(installed_modules())
+    lab_modules = {path.stem for path in (root / "scripts" / "lab").glob("*.py")}
+    assert installed == expected, f"installed but not in the checkout: {installed - expected}; missing: {expected - installed}"
+    assert not {name.rsplit(".", 1)[-1] for name in installed} & (lab_modules - {"__init__"}), "a lab module is installed"

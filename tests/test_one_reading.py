@@ -18,7 +18,7 @@ from safetensors import safe_open
 from transformers import AutoModelForImageTextToText, AutoProcessor, pipeline
 
 from textrec.model_cards import released_model_names, released_model_path
-from textrec.model_cards import releases as release_module
+import releases as release_module
 from textrec.model_cards.hub import export_for_hub, export_model
 from textrec.modeling import ARCHITECTURES
 from textrec.processing.inference import available_decodings, load_recognizer, recognize

@@ -10,7 +10,7 @@ import torch
 from safetensors import safe_open
 
 from textrec.model_cards import released_model_names, released_model_path, resolve_model_path
-from textrec.model_cards import releases as release_module
+import releases as release_module
 from textrec.processing.training.architectures import get_spec
 from textrec.model_cards.hub import export_model
 from textrec.model_cards.hub import export_for_hub
@@ -247,7 +247,7 @@ def test_release_trained_by_a_study_packages_the_study_model(tmp_path):
     with safe_open(folder / "model.safetensors", "pt") as weights:
         assert {weights.get_tensor(key).dtype for key in weights.keys()} - {torch.int64} == {torch.float16}
     card = (folder / "README.md").read_text()
-    assert f"python -m textrec.scripts.benchmarks.comer_coverage_study {' '.join(tiny_study[:2])}" in card
+    assert f"python scripts/lab/comer_coverage_study.py {' '.join(tiny_study[:2])}" in card
     assert "synthetic-math:max_tokens=48" in card and release.training_data in card
     # A formula model's card says what it reads, what its tokens are, and that its training summary is the last stage's.
     assert "an image of one typeset formula in" in card and "LaTeX tokens of the CROHME dictionary plus" in card

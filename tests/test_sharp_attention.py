@@ -146,7 +146,7 @@ def test_new_sharpener_patch_is_the_region_around_the_chosen_column():
 
 
 def test_step_benchmark_prints_where_the_time_goes(capsys):
-    from textrec.scripts.benchmarks import benchmark_sharp_step
+    import benchmark_sharp_step
 
     benchmark_sharp_step.main(["--presets", "tiny", "--batch_size", "2", "--length", "2", "--repeats", "1"])
     table = capsys.readouterr().out
@@ -267,7 +267,7 @@ def test_study_default_arguments_are_textrec_train_arguments(tmp_path):
     """The study's own defaults (the `small` preset, the recipe, bf16 as the CPU allows) are what textrec-train
     accepts for the first stage (a new model); a later stage starts from the previous stage's model."""
     from textrec.processing.training import parse_arguments
-    from textrec.scripts.benchmarks import study_sharp_attention
+    import study_sharp_attention
 
     args = study_sharp_attention.build_parser().parse_args([f"--mnist_dir={tmp_path}"])
     first, final = study_sharp_attention.stages(args, rotated=False)[::2]
@@ -282,7 +282,7 @@ def test_study_default_arguments_are_textrec_train_arguments(tmp_path):
 def test_study_runs_its_curriculum_across_sessions_and_reports(tmp_path):
     """A session too short to finish leaves the run unfinished (and says so); the same command then resumes
     it, trains the final length from the curriculum stage's model until the CER plateaus, and reports."""
-    from textrec.scripts.benchmarks import study_sharp_attention
+    import study_sharp_attention
 
     mnist = tmp_path / "mnist"
     mnist.mkdir()

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from textrec.processing.training import parse_arguments, train_from_arguments
-from textrec.scripts.benchmarks.staged_training import (
+from staged_training import (
     RESUME_ONLY_FILES,
     Stage,
     carry_run,

@@ -4,7 +4,9 @@
   code imports (directly or through another shared file), no more and no fewer, and every link points at a real
   file of another folder. `save_pretrained` copies what is imported; a stale or missing link would break a
   saved folder or hide dead code. A shared file has at least two users; one with a single user lives with it.
-- Dependencies point one way: the models import nothing of processing, the tools or the model cards.
+- Dependencies point one way: the models import nothing of processing, the tools or the model cards; nothing in
+  the library imports the lab (`scripts/lab/`, not installed). Every package folder is installed: the list in
+  `pyproject.toml` is exactly the folders holding an `__init__.py`.
 - One training path: only `textrec.processing.training` builds a Trainer; no module assigns into another
   module's registries (`SPECS`, `ARCHITECTURES`, `RELEASES`)."""
 
@@ -63,8 +65,30 @@ def test_every_common_file_has_two_users_or_more():
 LIBRARY_FOLDERS = ("modeling", "processing", "scripts", "model_cards")
 
 
+LAB = ROOT / "scripts" / "lab"
+
+
 def source_files(*folders: str) -> list[Path]:
-    return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py") if not path.is_symlink())
+    return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py")
+                  if not path.is_symlink() and not path.is_relative_to(LAB))
+
+
+def test_pyproject_installs_every_package_folder_and_not_the_lab():
+    tomllib = pytest.importorskip("tomllib")
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {
+        "textrec." + ".".join(init.parent.relative_to(ROOT).parts)
+        for folder in LIBRARY_FOLDERS for init in (ROOT / folder).rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert set(settings["packages"]) == found
+    assert not (LAB / "__init__.py").exists(), "the lab is not a package: its scripts run from a checkout"
+
+
+def test_the_library_imports_nothing_of_the_lab():
+    lab_modules = "|".join(sorted(path.stem for path in LAB.glob("*.py")))
+    pattern = re.compile(rf"^\s*(from|import) ({lab_modules})\b|scripts\.lab", re.M)
+    assert [str(path.relative_to(ROOT)) for path in source_files(*LIBRARY_FOLDERS) if pattern.search(path.read_text())] == []
 
 
 def test_models_import_nothing_of_processing_tools_or_cards():

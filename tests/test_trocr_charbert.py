@@ -398,7 +398,7 @@ def test_study_fine_tunes_every_system_from_one_trocr_and_resumes(tmp_path):
     confusions drive CharBERT's pre-training, and plain TrOCR and a composite are fine-tuned from it; a session too
     short to fine-tune leaves them unfinished (and says so), the same command then finishes and reports."""
     from textrec.scripts import train as train_cli
-    from textrec.scripts.benchmarks import study_trocr_charbert
+    import study_trocr_charbert
 
     from .charbert_fixtures import FORTUNES
     from .test_train_cli import tiny_run_arguments
@@ -454,7 +454,7 @@ def test_study_fine_tunes_every_system_from_one_trocr_and_resumes(tmp_path):
 
 
 def test_corrector_decoding_benchmark_times_the_three_systems_on_equal_work():
-    from textrec.scripts.benchmarks import benchmark_corrector_decoding
+    import benchmark_corrector_decoding
 
     rows = benchmark_corrector_decoding.run(
         ["--preset=tiny", "--lengths", "3", "5", "--batch_size=2", "--repeats=1", "--threads=1"]
@@ -468,7 +468,7 @@ def test_corrector_decoding_benchmark_times_the_three_systems_on_equal_work():
 
 
 def test_study_error_rate_difference_is_paired_and_in_points():
-    from textrec.scripts.benchmarks.study_trocr_charbert import error_rate_difference
+    from study_trocr_charbert import error_rate_difference
 
     references = ["one two", "three four"] * 10
     assert error_rate_difference(references, references, references, "char") == "+0.00 (+0.00 to +0.00)"

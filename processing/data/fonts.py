@@ -1,4 +1,4 @@
-"""Discovery and classification of the TrueType/OpenType fonts installed on this machine.
+"""Discovery and classification of the TrueType/OpenType fonts installed on the system.
 
 The synthetic text-line generator draws its fonts from here. Fonts are found by walking the
 usual font folders (no ``fc-list`` needed), classified as ``"print"`` or ``"handwriting"`` by

