@@ -134,6 +134,9 @@ FORMULA_IMAGES = dict(
     max_width=1024,
     width_multiple=16,
     scale_augmentation_range=[0.7, 1.4],
+    # The middle half of the training renderings' glyph heights (mathtext at 80-140 dpi): a formula typeset
+    # smaller or larger is brought into it (scripts/lab/reports/real_images.md, formula scale).
+    glyph_height_range=[10.0, 14.0],
     do_normalize=False,
     padding_value=0.0,
 )
