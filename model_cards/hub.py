@@ -54,17 +54,41 @@ def check_not_a_training_run(folder: Path) -> None:
                          "would replace its trained model. Choose another --output_dir.")
 
 
-def export_model(model_name_or_path: str, output_dir: str | Path, dtype: str = "float32") -> Path:
+EXPORTED_SUFFIXES = (".py", ".json", ".safetensors", ".md")
+"""What an export writes at the top of its folder (code, settings, weights, card): `overwrite` removes these."""
+
+
+def check_output_folder(folder: Path, overwrite: bool) -> None:
+    """Refuses a folder that holds files, unless `overwrite` (an earlier export is then replaced: its code, settings,
+    weights and card are removed, so that no file of another model stays beside the new one); a training run's
+    folder is refused either way (`check_not_a_training_run`)."""
+    check_not_a_training_run(folder)
+    if not folder.is_dir():
+        return
+    present = sorted(path.name for path in folder.iterdir())
+    if present and not overwrite:
+        shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
+        raise ValueError(f"--output_dir {folder} is not empty ({shown}): exporting would replace or mix with its "
+                         "files. Choose a new or empty folder, or pass --overwrite_output_dir to replace an earlier "
+                         "export there.")
+    if overwrite:
+        for path in folder.iterdir():
+            if path.is_file() and path.suffix in EXPORTED_SUFFIXES:
+                path.unlink()
+
+
+def export_model(model_name_or_path: str, output_dir: str | Path, dtype: str = "float32", overwrite: bool = False) -> Path:
     """Writes the Hub folder of `model_name_or_path` (a released model's short name or a folder) into
     `output_dir`, with weights stored in `dtype`; returns the folder. Its `config.json` says `"dtype": "float32"`
-    whatever `dtype` is: it loads and computes in fp32 (`stored_state_dict`)."""
+    whatever `dtype` is: it loads and computes in fp32 (`stored_state_dict`). A folder holding files is refused
+    unless `overwrite` (`check_output_folder`)."""
     source = Path(resolve_model_path(model_name_or_path))
     if not source.is_dir():
         raise FileNotFoundError(f"No such model folder or released name: {model_name_or_path}")
     output_dir = Path(output_dir)
     if output_dir.resolve() == source.resolve():
         raise ValueError("--output_dir must differ from the model's own folder.")
-    check_not_a_training_run(output_dir)
+    check_output_folder(output_dir, overwrite)
     model, processor = load_recognizer(str(source), dtype=torch.float32)
     export_for_hub(model, processor, output_dir, weights_dtype=DTYPES[dtype])
     card = source / "README.md"

@@ -102,8 +102,8 @@ def check_model_folder(folder: str | os.PathLike) -> None:
 def check_model_source(model_name_or_path: str) -> str:
     """The folder or Hub id that `model_name_or_path` names (a released model's short name becomes its folder),
     checked before transformers reads it: a local folder by `check_model_folder`; a name that is no folder and
-    no released name, and that (offline) no Hub repository in the local cache has, is reported as such, not as
-    a failed download.
+    no released name, and that (offline) no Hub repository in the local cache has, is reported as such (with
+    offline mode named, for a Hub id), not as a failed download.
 
     Raises:
         FileNotFoundError: no such folder or released name, or a file of the folder is missing.
@@ -114,7 +114,10 @@ def check_model_source(model_name_or_path: str) -> str:
         check_model_folder(resolved)
     elif looks_like_a_path(resolved) or (os.environ.get("HF_HUB_OFFLINE") == "1" and not in_hub_cache(resolved)):
         released = ", ".join(released_model_names()) or "none installed"
-        raise FileNotFoundError(f"no such model folder or released name: {model_name_or_path} (released: {released})")
+        offline = "" if looks_like_a_path(resolved) else (
+            ", and no Hub model of that name in the local cache (offline mode, HF_HUB_OFFLINE=1: nothing is downloaded)")
+        raise FileNotFoundError(
+            f"no such model folder or released name: {model_name_or_path}{offline} (released: {released})")
     return resolved
 
 
@@ -250,7 +253,7 @@ def iter_recognize(
                 logger.warning("%s: %s; read all the same", describe_image(images[index], index, len(images)), problem)
         texts = {}
         if loaded:
-            inputs = processor(images=list(loaded.values()), return_tensors="pt").to(model.device)
+            inputs = processor(images=list(loaded.values()), return_tensors="pt", warn_images_out_of_range=False).to(model.device)
             sequences = read_batch(model, inputs, decoding, **generate_kwargs)
             texts = dict(zip(loaded, processor.batch_decode(sequences, skip_special_tokens=True)))
         for index in range(begin, min(begin + batch_size, len(images))):

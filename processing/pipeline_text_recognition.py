@@ -118,7 +118,7 @@ class TextRecognitionPipeline(Pipeline):
         return {"images": [loaded]}
 
     def _forward(self, model_inputs, decoding=None, **generate_kwargs):
-        inputs = self.processor(images=model_inputs["images"], return_tensors="pt").to(self.device)
+        inputs = self.processor(images=model_inputs["images"], return_tensors="pt", warn_images_out_of_range=False).to(self.device)
         return {"sequences": read_batch(self.model, inputs, decoding, **generate_kwargs)}
 
     def postprocess(self, model_outputs):

@@ -70,6 +70,7 @@ class TextRecognitionProcessor(ProcessorMixin):
         padding: bool | str = True,
         do_scale_augmentation: bool = False,
         warn_out_of_vocabulary: bool = True,
+        warn_images_out_of_range: bool = True,
     ) -> BatchFeature:
         """Prepare model inputs and/or training labels.
 
@@ -84,6 +85,8 @@ class TextRecognitionProcessor(ProcessorMixin):
             do_scale_augmentation: randomly rescale the images (training batches; see the image processor).
             warn_out_of_vocabulary: log the warning below; `False` where the texts were checked once before
                 (a training collator, whose dataset was checked as a whole).
+            warn_images_out_of_range: the image processor's warning of images far outside what the model reads
+                (a page given to a line model, a tiny image); `False` where the caller warns itself.
 
         Returns:
             `BatchFeature` with, depending on the inputs given:
@@ -106,7 +109,8 @@ class TextRecognitionProcessor(ProcessorMixin):
         texts, targets = _as_list(text), _as_list(text_target)
         data = {}
         if images is not None:
-            data.update(self.image_processor(images, return_tensors=None, do_scale_augmentation=do_scale_augmentation))
+            data.update(self.image_processor(images, return_tensors=None, do_scale_augmentation=do_scale_augmentation,
+                                             warn_images_out_of_range=warn_images_out_of_range))
         sizes = {
             name: len(value)
             for name, value in (("images", data.get("pixel_values")), ("text", texts), ("text_target", targets))

@@ -13,6 +13,7 @@ import torch
 
 from textrec.processing.contact_sheet import draw_contact_sheet
 from textrec.processing.data import load_text_recognition_dataset
+from textrec.processing.data.loading import MissingSplitError
 from textrec.processing.inference import DECODINGS, load_recognizer, preferred_decoding, recognize
 from textrec.processing.metrics import evaluate_texts, load_metric
 from textrec.processing.tesseract import read_with_tesseract
@@ -74,7 +75,11 @@ def run(argv: list[str] | None = None) -> dict:
     check_output_file("--contact_sheet", args.contact_sheet)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     model, processor = load_recognizer(args.model)
-    dataset = load_text_recognition_dataset(args.dataset, split=args.split, num_samples=args.num_samples)
+    try:
+        dataset = load_text_recognition_dataset(args.dataset, split=args.split, num_samples=args.num_samples)
+    except MissingSplitError as error:
+        raise ValueError(f"{error.source} has no split {error.split!r}; available: {error.available}. Pass --split one "
+                         f"of them (--split {error.available[0]}).") from None
     references = list(dataset["text"])
     images = list(dataset["image"])
     result = recognize(

@@ -18,13 +18,15 @@ SHOWN_NAMES = 5
 
 def collect_images(inputs: list[str]) -> list[Path]:
     """Files as given, and the image files of folders in name order (by `IMAGE_SUFFIXES`). What else a folder
-    holds is not read, and one line on stderr counts and names it: other files, and sub-folders."""
+    holds is not read, and one line on stderr counts and names it: other files, and sub-folders. A symbolic link
+    to nothing counts as a file: by its name an image to read (that then cannot be read), else another file."""
     paths = []
     for item in map(Path, inputs):
         if item.is_dir():
             entries = sorted(item.iterdir())
-            paths.extend(p for p in entries if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
-            others = [p.name for p in entries if p.is_file() and p.suffix.lower() not in IMAGE_SUFFIXES]
+            files = [p for p in entries if p.is_file() or p.is_symlink() and not p.exists()]
+            paths.extend(p for p in files if p.suffix.lower() in IMAGE_SUFFIXES)
+            others = [p.name for p in files if p.suffix.lower() not in IMAGE_SUFFIXES]
             folders = [p.name for p in entries if p.is_dir()]
             report_skipped(item, others, folders)
         elif item.exists():

@@ -681,7 +681,25 @@ def test_exporting_into_a_training_run_is_refused_and_the_run_kept_byte_for_byte
     assert "is a training run's folder" in capsys.readouterr().err
     assert folder_bytes(run) == before
     export_cli.run(["--model", str(model_folder), "--output_dir", str(tmp_path / "hub")])
-    export_cli.run(["--model", str(model_folder), "--output_dir", str(tmp_path / "hub")])  # an export is rewritten
+
+
+def test_exporting_into_a_folder_holding_files_is_refused_unless_told_to_replace_an_earlier_export(
+    model_folder, tmp_path, capsys
+):
+    hub, own = tmp_path / "hub", tmp_path / "my-folder"
+    export_cli.run(["--model", str(model_folder), "--output_dir", str(hub)])
+    (hub / "modeling_another_model.py").write_text("# an earlier export's code\n")
+    own.mkdir()
+    (own / "README.md").write_text("my notes\n")
+    for folder in (hub, own):
+        before = folder_bytes(folder)
+        with pytest.raises(SystemExit):
+            export_cli.main(["--model", str(model_folder), "--output_dir", str(folder)])
+        error = capsys.readouterr().err
+        assert "is not empty" in error and "--overwrite_output_dir" in error
+        assert folder_bytes(folder) == before
+    export_cli.run(["--model", str(model_folder), "--output_dir", str(hub), "--overwrite_output_dir"])
+    assert not (hub / "modeling_another_model.py").exists() and (hub / "config.json").is_file()
 
 
 def test_evaluate_checks_output_json_before_any_work_and_creates_its_folder(model_folder, tmp_path, monkeypatch, capsys):

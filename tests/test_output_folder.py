@@ -429,3 +429,16 @@ def test_a_full_disk_while_saving_a_checkpoint_is_named(tmp_path, capsys, monkey
     error = one_line_error(tiny_run_arguments(folder, max_steps=2), capsys)
     assert f"no space left on device while writing {folder / 'checkpoint-2'}" in error
     assert "inline_container" not in error
+
+
+@pytest.mark.parametrize("dataset_file", ["metadata.jsonl", "line-0001.png"])
+def test_training_into_a_dataset_folder_is_refused_even_with_overwrite(tmp_path, capsys, dataset_file):
+    data = tmp_path / "my-lines"
+    data.mkdir()
+    (data / dataset_file).write_bytes(b"{}\n")
+    (data / "README.md").write_text("my dataset\n")
+    before = snapshot(data)
+    for extra in ([], ["--overwrite_output_dir"]):
+        error = one_line_error([*run_arguments(data), *extra], capsys)
+        assert "holds a dataset" in error
+        assert snapshot(data) == before

@@ -241,10 +241,14 @@ def test_exif_orientation_is_applied(tmp_path):
 def test_keep_aspect_pads_batch_to_widest_multiple():
     # 16x40 -> 32x80, 16x10 -> 32x20, 16x41 -> 32x82; widest 82 rounded up to 84.
     images = [np.zeros((16, 40), np.uint8), np.zeros((16, 10), np.uint8), np.zeros((16, 41), np.uint8)]
-    batch = TextRecognitionImageProcessor()(images)
+    batch = TextRecognitionImageProcessor(min_right_padding=0)(images)
     assert batch["pixel_values"].shape == (3, 1, 32, 84)
     assert batch["pixel_mask"].shape == (3, 32, 84)
     assert batch["pixel_mask"].dtype == torch.int64
+    assert batch["pixel_mask"].sum(dim=2)[:, 0].tolist() == [80, 20, 82]
+    # By default every image, the widest included, ends in 16 columns of padding or more: 82 + 16 rounded up to 100.
+    batch = TextRecognitionImageProcessor()(images)
+    assert batch["pixel_values"].shape == (3, 1, 32, 100)
     assert batch["pixel_mask"].sum(dim=2)[:, 0].tolist() == [80, 20, 82]
 
 
@@ -272,12 +276,12 @@ def test_fixed_mode_resizes_to_height_by_width():
 
 def test_very_wide_image_is_capped_at_max_width():
     batch = TextRecognitionImageProcessor()(np.zeros((20, 2000), np.uint8))
-    assert batch["pixel_values"].shape == (1, 1, 32, 512)
-    assert torch.all(batch["pixel_mask"] == 1)
+    assert batch["pixel_values"].shape == (1, 1, 32, 512 + 16)
+    assert torch.all(batch["pixel_mask"][..., :512] == 1) and torch.all(batch["pixel_mask"][..., 512:] == 0)
 
 
 def test_very_narrow_image_keeps_one_column():
-    batch = TextRecognitionImageProcessor()(np.zeros((100, 1), np.uint8))
+    batch = TextRecognitionImageProcessor(min_right_padding=0)(np.zeros((100, 1), np.uint8))
     assert batch["pixel_values"].shape == (1, 1, 32, 4)
     assert batch["pixel_mask"][0, 0].tolist() == [1, 0, 0, 0]
 

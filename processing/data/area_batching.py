@@ -149,14 +149,16 @@ def image_sizes(
     progress: bool = True,
 ) -> list[tuple[int, int]]:
     """`(height, width)` of every image of `dataset` as it lies in a batch of `image_processor`: its
-    `output_size`, the width rounded up to the processor's `width_multiple` (a batch is as wide as its
-    widest image so rounded, so batch size x tallest x widest of these sizes is the batch's area).
+    `output_size`, the width with the processor's `min_right_padding` (where it pads) rounded up to its
+    `width_multiple` (a batch is as wide as its widest image so padded and rounded, so batch size x tallest x
+    widest of these sizes is the batch's area).
 
     Images stored as `datasets.Image` are measured from their file header without decoding the
     pixels, EXIF orientation included as `load_image` applies it (an EXIF block that a PNG stores
     after its pixel data is not seen). Other columns (paths, arrays, ...) are decoded with
-    `load_image`. Random scale augmentation of training batches is not included: with it, the
-    batches vary around these sizes.
+    `load_image`. Random scale augmentation of training batches and glyph-height scaling
+    (`glyph_height_range`, which needs the pixels) are not included: with them, the batches vary around
+    these sizes.
 
     Args:
         dataset: the rows, with images in `image_column`.
@@ -169,6 +171,7 @@ def image_sizes(
     else:
         read_size = _decoded_image_size
     multiple = image_processor.width_multiple
+    padding = image_processor.min_right_padding if image_processor.pads else 0
     sizes = []
     show_progress = progress and len(column) >= PROGRESS_MIN_IMAGES
     with tqdm(total=len(column), desc="Measuring images", unit="image", disable=not show_progress) as bar:
@@ -176,7 +179,7 @@ def image_sizes(
             for value in rows[image_column]:
                 width, height = read_size(value)
                 height, width = image_processor.output_size(height, width)
-                sizes.append((height, -(-width // multiple) * multiple))
+                sizes.append((height, -(-(width + padding) // multiple) * multiple))
             bar.update(len(rows[image_column]))
     return sizes
 

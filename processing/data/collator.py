@@ -37,6 +37,7 @@ class TextRecognitionCollator:
             text_target=texts,
             return_tensors="pt",
             warn_out_of_vocabulary=self.warn_out_of_vocabulary,
+            warn_images_out_of_range=False,  # the datasets are checked before training
             **self.processor_kwargs,
         )
 

@@ -316,6 +316,16 @@ def _split_folders(path: Path, marker: str = METADATA_FILE) -> dict[str, Path]:
     return folders
 
 
+class MissingSplitError(ValueError):
+    """A split that a dataset source does not have; ``source``, ``split`` and ``available`` (the splits it has)
+    let a command say which of its options to change."""
+
+    def __init__(self, source: Path | str, split: str, available: list[str]):
+        hint = " (split=None reads a source holding a single split)" if len(available) == 1 else ""
+        super().__init__(f"{source} has no split {split!r}; available: {available}{hint}")
+        self.source, self.split, self.available = source, split, available
+
+
 def _pick_split(available: list[str], split: str | None, source: Path | str) -> str:
     """The split to read among ``available``; ``None`` is allowed when there is just one."""
     if split is None:
@@ -323,8 +333,7 @@ def _pick_split(available: list[str], split: str | None, source: Path | str) -> 
             return available[0]
         raise ValueError(f"{source} has splits {available}; pass split= one of them")
     if split not in available:
-        hint = " (split=None reads a source holding a single split)" if len(available) == 1 else ""
-        raise ValueError(f"{source} has no split {split!r}; available: {available}{hint}")
+        raise MissingSplitError(source, split, available)
     return split
 
 

@@ -78,6 +78,10 @@ FULL_DISK_BYTES = 64 * 2**20
 CHANGE_FOLDER = "Choose another --output_dir, or pass --overwrite_output_dir to replace it."
 
 
+DATASET_FILES = ("metadata.jsonl", "metadata.csv", "data.mdb", "dataset_info.json", "dataset_dict.json", "state.json")
+"""Files that make a folder a dataset (imagefolder metadata, LMDB, `save_to_disk`): never a run's output folder."""
+
+
 class OutputFolderError(ValueError):
     """The output folder holds other work, or another training is writing into it."""
 
@@ -404,17 +408,24 @@ class OutputFolder:
         command, architecture, preset, source model, vocabulary or training data, or a model that no training run
         left there. Returns the record of this run when it has finished (nothing to do), else None. With
         `overwrite`, nothing is refused and nothing is finished."""
-        if self.overwrite or not self.path.is_dir():
+        if not self.path.is_dir():
+            return None
+        self.check_not_a_dataset()
+        if self.overwrite:
             return None
         record = self.record()
         holds = self.holds()
         if record is not None and holds:  # a record alone: its run failed before it saved anything
-            for key, value in self.description.items():
-                if key in record and record[key] != value:
-                    raise OutputFolderError(
-                        f"{self.path} holds another run: its {RECORDED_AS.get(key, key)} is {describe(record[key])}, "
-                        f"this run's {describe(value)}. {CHANGE_FOLDER}"
-                    )
+            differ = [key for key, value in self.description.items() if key in record and record[key] != value]
+            if "model_name_or_path" in differ:  # the source model decides the rest (a fine-tuned model has no preset)
+                self.check_source_outside()
+                differ = ["model_name_or_path"]
+            if differ:
+                key = differ[0]
+                raise OutputFolderError(
+                    f"{self.path} holds another run: its {RECORDED_AS.get(key, key)} is {describe(record[key])}, "
+                    f"this run's {describe(self.description[key])}. {CHANGE_FOLDER}"
+                )
             return record if record.get("finished") and not self.goes_on(record["finished"]) else None
         if any(name in holds for name in RUN_FILES) or checkpoints(self.path):
             return self.unrecorded_finished_run()
@@ -424,6 +435,31 @@ class OutputFolder:
                 f"exported model?); training into it would replace it. {CHANGE_FOLDER}"
             )
         return None
+
+    def check_not_a_dataset(self) -> None:
+        """Refuses a folder that holds a dataset (`DATASET_FILES`, or images at its top), even with `overwrite`: a run
+        writes its model, card (`README.md`) and checkpoints into its output folder, beside or over the data."""
+        from PIL import Image
+
+        found = [name for name in DATASET_FILES if (self.path / name).exists()]
+        images = [path for path in self.path.iterdir() if path.suffix.lower() in Image.registered_extensions()]
+        if images:
+            found.append(f"{len(images)} image{'s' if len(images) > 1 else ''}")
+        if found:
+            raise OutputFolderError(
+                f"{self.path} holds a dataset ({', '.join(found)}): a run writes its model, card and checkpoints into "
+                "--output_dir. Choose another --output_dir."
+            )
+
+    def check_source_outside(self) -> None:
+        """Refuses a model to fine-tune (`model_name_or_path`) that lies inside the folder, such as a checkpoint of
+        the run the folder holds: training into the folder would replace that run."""
+        source = self.description.get("model_name_or_path")
+        if source and Path(source).is_dir() and self.path.resolve() in Path(source).resolve().parents:
+            raise OutputFolderError(
+                f"--model_name_or_path {source} lies inside --output_dir {self.path} (a checkpoint of the run that "
+                "folder holds?): fine-tuning it into that folder would replace the run. Choose another --output_dir."
+            )
 
     def unrecorded_finished_run(self) -> dict | None:
         """A run of a textrec from before run records, read as finished when its final state reached its step

@@ -30,6 +30,7 @@ from textrec.model_cards import resolve_model_path
 from textrec.model_cards.hub import export_for_hub
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
 from textrec.processing.data import load_text_recognition_dataset
+from textrec.processing.data.loading import MissingSplitError
 from textrec.processing.data.collator import TextRecognitionCollator, check_labels
 from textrec.processing.checkpoints import load_pretrained
 from textrec.processing.inference import check_model_source
@@ -109,13 +110,48 @@ def config_paths(values: dict, prefix: str = "") -> set[str]:
     return paths
 
 
+def fits_type(value, default) -> bool:
+    """Whether the override `value` (as JSON gives it) has the type of the configuration's `default`: the same
+    type (a list for a tuple too), an integer for a float, or null; a default of None takes anything. A bool is
+    not an integer here, nor an integer a bool."""
+    if default is None or value is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return type(value) is type(default)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, (list, tuple))
+    return isinstance(value, type(default))
+
+
+def check_override_types(overrides: dict, defaults: dict, config_class, prefix: str = "") -> None:
+    """Refuses an override whose value is not of the type of the entry it sets (`fits_type`), such as the string
+    "64" for a size, naming the entry, the value and the type expected; nested parts are checked entry by entry.
+    Entries the configuration lacks are left to `build_with_overrides`."""
+    for key, value in overrides.items():
+        if key not in defaults:
+            continue
+        default = defaults[key]
+        if isinstance(value, dict) and isinstance(default, dict):
+            check_override_types(value, default, config_class, f"{prefix}{key}.")
+        elif not fits_type(value, default):
+            raise ValueError(
+                f"--config_overrides: {prefix}{key} = {json.dumps(value)} is of type {type(value).__name__}; "
+                f"{config_class.__name__} expects {type(default).__name__} (its default: {json.dumps(default)})."
+            )
+
+
 def build_with_overrides(build: Callable[..., object], config_class, overrides: dict):
     """`build(**overrides)`, a configuration (a class's `from_preset` with its preset and sizes), refused when an
     override names no entry of it: a configuration stores an unknown keyword as a new attribute that no model
     reads, so an override that adds an entry the configuration built without overrides lacks (at the top, or
     nested in a part) is misspelt or misplaced. The error names it and lists the configuration's keys (its
-    `from_preset` arguments and its own)."""
-    reference = config_paths(build().to_dict())
+    `from_preset` arguments and its own). An override of another type than its entry's is refused too
+    (`check_override_types`)."""
+    defaults = build().to_dict()
+    check_override_types(overrides, defaults, config_class)
+    reference = config_paths(defaults)
     known = [name for cls_method in (config_class.from_preset, config_class.__init__)
              for name, parameter in inspect.signature(cls_method).parameters.items()
              if name not in ("self", "cls", "preset") and parameter.kind is not parameter.VAR_KEYWORD]
@@ -251,7 +287,7 @@ def load_splits(data_args: DataArguments, training_args, processor: TextRecognit
     rows whose image cannot be decoded or whose text is null or empty are left out by
     `load_text_recognition_dataset` (user data; the synthetic sets are known good), labels longer than the
     processor's `max_label_length` by `check_labels`, which also names the characters outside the vocabulary (the collators then stay quiet
-    about them)."""
+    about them). An evaluation split the data lacks is an error naming `--eval_split` and `--eval_dataset`."""
     columns = dict(image_column=data_args.image_column, text_column=data_args.text_column)
     with training_args.main_process_first(desc="preparing the datasets"):
         train_dataset = load_text_recognition_dataset(
@@ -261,12 +297,18 @@ def load_splits(data_args: DataArguments, training_args, processor: TextRecognit
             seed=training_args.data_seed if training_args.data_seed is not None else training_args.seed,
             **columns,
         )
-        eval_dataset = load_text_recognition_dataset(
-            data_args.eval_dataset or data_args.dataset,
-            split=data_args.eval_split,
-            num_samples=data_args.max_eval_samples,
-            **columns,
-        )
+        try:
+            eval_dataset = load_text_recognition_dataset(
+                data_args.eval_dataset or data_args.dataset,
+                split=data_args.eval_split,
+                num_samples=data_args.max_eval_samples,
+                **columns,
+            )
+        except MissingSplitError as error:
+            raise ValueError(
+                f"{error.source} has no split {error.split!r} to evaluate on; available: {error.available}. Pass "
+                f"--eval_split one of them (--eval_split {error.available[0]}), or --eval_dataset with data to evaluate on."
+            ) from None
     train_dataset = check_labels(train_dataset, processor, processor.max_label_length, "train")
     eval_dataset = check_labels(eval_dataset, processor, processor.max_label_length, "evaluation")
     return train_dataset, eval_dataset
