@@ -121,7 +121,7 @@ def test_the_package_data_is_installed():
 
 
 def test_every_file_of_the_source_folders_is_installed():
-    """Each file under the checkout's package folders (code, symbolic links to the shared modeling files, data,
+    """Each file under the checkout's package folders (code, copies of the shared modeling files, data,
     model cards, released checkpoints) is in the installed package, as a real file; the repository's shell
     scripts and the lab (`scripts/lab/`: benchmarks, studies, the release command, their results) are not."""
     root = Path(__file__).resolve().parent.parent

@@ -1,9 +1,9 @@
 """The house's rules, checked on the source.
 
-- The sharing between model folders made visible: each architecture folder links exactly the shared files its
-  code imports (directly or through another shared file), no more and no fewer, and every link points at a real
-  file of another folder. `save_pretrained` copies what is imported; a stale or missing link would break a
-  saved folder or hide dead code. A shared file has at least two users; one with a single user lives with it.
+- Shared code written once: each model folder holds copies of exactly the shared files its code imports
+  (directly or through another shared file), each identical to its source but for the header naming it
+  (`scripts/lab/copy_shared_code.py --check`); inside textrec each copy is its source module, loaded once. No
+  symbolic links. A shared file has at least two users; one with a single user lives with it.
 - Dependencies point one way: the models import nothing of processing, the tools or the model cards; nothing in
   the library imports the lab (`scripts/lab/`, not installed). Every package folder is installed: the list in
   `pyproject.toml` is exactly the folders holding an `__init__.py`.
@@ -21,45 +21,42 @@ MODELING = ROOT / "modeling"
 FOLDERS = sorted(path for path in MODELING.iterdir() if path.is_dir() and (path / "__init__.py").exists())
 
 
-def relative_imports(path: Path) -> set[str]:
-    """Module names of `from .name import ...` in `path`."""
-    tree = ast.parse(path.read_text())
-    return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+def test_every_copy_of_shared_code_matches_its_source_and_none_is_missing_or_stale():
+    """The copies of shared modeling files in the model folders (`textrec.modeling.common.shared_code`) are
+    exactly what `scripts/lab/copy_shared_code.py` writes: fix a failure by running it."""
+    import copy_shared_code
+
+    assert copy_shared_code.differences() == []
 
 
-def needed_links(folder: Path) -> set[str]:
-    """The modules the folder's own files import from elsewhere, with what those import in turn."""
-    own = {path.stem for path in folder.glob("*.py") if not path.is_symlink()}
-    needed, queue = set(), [name for path in folder.glob("*.py") if not path.is_symlink() for name in relative_imports(path)]
-    while queue:
-        name = queue.pop()
-        if name in own or name in needed:
-            continue
-        needed.add(name)
-        target = (folder / f"{name}.py").resolve()
-        if target.exists():
-            queue.extend(relative_imports(target))
-    return needed
+def test_no_symbolic_links_in_the_library():
+    assert [str(path.relative_to(ROOT)) for folder in ("modeling", "processing", "scripts", "model_cards")
+            for path in (ROOT / folder).rglob("*") if path.is_symlink()] == []
 
 
-@pytest.mark.parametrize("folder", [f for f in FOLDERS if f.name != "common"], ids=lambda f: f.name)
-def test_links_are_exactly_the_shared_files_imported(folder):
-    links = {path.stem for path in folder.glob("*.py") if path.is_symlink()}
-    assert links == needed_links(folder)
-    for link in folder.glob("*.py"):
-        if link.is_symlink():
-            target = link.resolve()
-            assert target.is_file() and target.parent != folder and target.parent.parent == MODELING, link
+def test_every_shared_module_is_loaded_once():
+    """Inside textrec a copy is its source module under a second name: each class exists once."""
+    import importlib
+    import sys
+
+    import copy_shared_code
+
+    importlib.import_module("textrec.modeling")
+    for path in copy_shared_code.expected_copies():
+        folder, source = copy_shared_code.copy_source(path)
+        copy_name = f"textrec.modeling.{path.parent.name}.{path.stem}"
+        importlib.import_module(f"textrec.modeling.{path.parent.name}")
+        assert sys.modules[copy_name] is importlib.import_module(f"textrec.modeling.{folder}.{source}"), copy_name
 
 
 def test_every_common_file_has_two_users_or_more():
+    import copy_shared_code
+
     users = {}
-    for folder in FOLDERS:
-        for path in folder.glob("*.py"):
-            if path.is_symlink():
-                users.setdefault(path.resolve(), []).append(folder.name)
-    shared = [path for path in (MODELING / "common").glob("*.py") if path.name != "__init__.py"]
-    assert {path.name: users.get(path.resolve(), []) for path in shared if len(users.get(path.resolve(), [])) < 2} == {}
+    for path in copy_shared_code.expected_copies():
+        users.setdefault(copy_shared_code.copy_source(path), []).append(path.parent.name)
+    shared = [path.stem for path in (MODELING / "common").glob("*.py") if path.stem not in ("__init__", "shared_code")]
+    assert {name: users.get(("common", name), []) for name in shared if len(users.get(("common", name), [])) < 2} == {}
 
 
 LIBRARY_FOLDERS = ("modeling", "processing", "scripts", "model_cards")
@@ -70,7 +67,7 @@ LAB = ROOT / "scripts" / "lab"
 
 def source_files(*folders: str) -> list[Path]:
     return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py")
-                  if not path.is_symlink() and not path.is_relative_to(LAB))
+                  if not path.is_relative_to(LAB) and not path.read_text().startswith("# Copied from modeling/"))
 
 
 def test_pyproject_installs_every_package_folder_and_not_the_lab():
