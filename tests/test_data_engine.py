@@ -57,3 +57,18 @@ def test_unknown_look_is_refused():
 
     with pytest.raises(ValueError, match="look must be one of"):
         make_synthetic_lines(2, look="photo", cache_dir=False)
+
+
+def test_the_engine_levers_change_what_they_name():
+    """The ablation's levers: no scanner effects and no scene composites leave the captured crops only; a font
+    subset draws from that many fonts."""
+    from textrec.processing.data import make_synthetic_lines
+
+    default = make_synthetic_lines(12, seed=5, look="captured", cache_dir=False)
+    plain = make_synthetic_lines(12, seed=5, look="captured", scene_share=0.0, scan_effects=False, cache_dir=False)
+    assert default["text"] == plain["text"] and default["font"] == plain["font"]
+    assert sum(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(default["image"], plain["image"])) < 12
+    few = make_synthetic_lines(30, seed=5, look="captured", max_fonts=2, cache_dir=False)
+    assert 1 <= len(set(few["font"])) <= 2
+    with pytest.raises(ValueError, match="scene_share"):
+        make_synthetic_lines(2, look="captured", scene_share=1.5, cache_dir=False)

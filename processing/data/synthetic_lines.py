@@ -23,6 +23,7 @@ on a scene-like background (:func:`.capture_effects.scene_composite`).
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import logging
 from pathlib import Path
@@ -88,6 +89,8 @@ def render_line(
     *,
     augment: bool = True,
     look: str = "clean",
+    scene_share: float = SCENE_SHARE,
+    scan_effects_on: bool = True,
 ) -> Image.Image:
     """Render one text line as a greyscale image.
 
@@ -98,6 +101,8 @@ def render_line(
         augment: Whether to apply :func:`~.augmentation.augment` (geometric before the crop,
             photometric after).
         look: ``"clean"`` or ``"captured"`` (see the module docstring).
+        scene_share, scan_effects_on: with ``look="captured"``, the share of lines made scene text, and
+            whether the others get the scanner effects (the data engine's levers, for its ablation).
 
     Returns:
         A mode ``L`` image: dark text on a light background, or, with ``look="captured"``, as a scan or
@@ -131,14 +136,20 @@ def render_line(
     bottom = max(top + 2, min(canvas.height, round(y1 + bottom_margin)))
     image = canvas.crop((left, top, right, bottom))
     if captured:
-        scene = rng.random() < SCENE_SHARE
+        scene = rng.random() < scene_share
         if scene:
             image = scene_composite(image, rng)
         image = augment_image(image, rng, geometric=False)
-        return image if scene else scan_effects(image, rng)
+        return image if scene or not scan_effects_on else scan_effects(image, rng)
     if augment:
         image = augment_image(image, rng, geometric=False)
     return image
+
+
+def _font_subset(paths: list[str | None], count: int) -> list[str | None]:
+    """`count` of the font files `paths`, the same whatever order they came in: the first by a hash of the file
+    name."""
+    return sorted(paths, key=lambda path: hashlib.sha1(Path(path or "").name.encode()).hexdigest())[:count]
 
 
 def _render_example(
@@ -153,6 +164,8 @@ def _render_example(
     min_chars: int,
     max_chars: int,
     look: str = "clean",
+    scene_share: float = SCENE_SHARE,
+    scan_effects_on: bool = True,
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
@@ -167,7 +180,8 @@ def _render_example(
     if path in caps_only_fonts:
         text = text.upper()
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
-    image = render_line(text, _load_font(path, size), rng, augment=augment, look=look)
+    image = render_line(text, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
+                        scan_effects_on=scan_effects_on)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     font_name = DEFAULT_FONT_NAME if path is None else Path(path).name
@@ -199,6 +213,9 @@ def make_synthetic_lines(
     min_chars: int = 1,
     max_chars: int = 40,
     look: str = "clean",
+    scene_share: float = SCENE_SHARE,
+    scan_effects: bool = True,
+    max_fonts: int | None = None,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -217,6 +234,10 @@ def make_synthetic_lines(
         max_chars: Maximum text length in characters.
         look: ``"clean"`` (rendered lines, mildly augmented) or ``"captured"`` (the data engine: as
             scanners, receipt printers and cameras show text; see the module docstring).
+        scene_share: with ``look="captured"``, the share of lines made to look like scene text.
+        scan_effects: with ``look="captured"``, whether the other lines get the scanner effects.
+        max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
+            machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
             ``False``: no caching). The entry's key hashes all the arguments above, the format
             version, the font files, the text corpus and the Pillow version.
@@ -233,6 +254,12 @@ def make_synthetic_lines(
     charset = PRINTABLE_ASCII if charset is None else charset
     styles = FONT_STYLES if font_style == "mixed" else (font_style,)
     fonts = {style: _fonts_for(style, charset) for style in styles}
+    if max_fonts is not None:
+        if max_fonts < 1:
+            raise ValueError(f"max_fonts must be None or at least 1, got {max_fonts}")
+        fonts = {style: _font_subset(paths, max_fonts) for style, paths in fonts.items()}
+    if not 0 <= scene_share <= 1:
+        raise ValueError(f"scene_share must be within 0 and 1, got {scene_share}")
     caps_only_fonts = frozenset(
         path for paths in fonts.values() for path in paths if path and is_caps_only(path)
     )
@@ -246,6 +273,8 @@ def make_synthetic_lines(
         "min_chars": min_chars,
         "max_chars": max_chars,
         **({"look": look} if look != "clean" else {}),
+        **({"scene_share": scene_share} if scene_share != SCENE_SHARE else {}),
+        **({"scan_effects": scan_effects} if not scan_effects else {}),
         "fonts": fonts_fingerprint([Path(path) for paths in fonts.values() for path in paths if path]),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
@@ -262,6 +291,8 @@ def make_synthetic_lines(
             "min_chars": min_chars,
             "max_chars": max_chars,
             "look": look,
+            "scene_share": scene_share,
+            "scan_effects_on": scan_effects,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(

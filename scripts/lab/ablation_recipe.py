@@ -41,8 +41,10 @@ def training_arguments(variant: str, output_dir: Path, train_minutes: float) -> 
             "--eval_strategy=no", "--save_steps=100000"]
 
 
-def train_variants(variants: list[str], output_dir: Path, train_minutes: float, jobs: int, threads: int) -> None:
-    """Trains the variants `jobs` at a time as `textrec-train` processes of `threads` threads each."""
+def train_variants(variants: list[str], output_dir: Path, train_minutes: float, jobs: int, threads: int,
+                   arguments_of=training_arguments) -> None:
+    """Trains the variants `jobs` at a time as `textrec-train` processes of `threads` threads each, with the
+    arguments `arguments_of(variant, folder, train_minutes)`."""
     environment = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     pending = list(variants)
     while pending:
@@ -51,7 +53,7 @@ def train_variants(variants: list[str], output_dir: Path, train_minutes: float, 
         for variant in batch:
             log = open(output_dir / f"{variant}.log", "w")
             command = [sys.executable, "-m", "textrec.scripts.train",
-                       *training_arguments(variant, output_dir / variant, train_minutes)]
+                       *arguments_of(variant, output_dir / variant, train_minutes)]
             processes.append((variant, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment)))
         for variant, process in processes:
             if process.wait() != 0:
