@@ -297,6 +297,8 @@ def test_from_a_trocr_with_the_convolutional_line_encoder(tmp_path):
     batch, padded columns masked; it generates, saves and loads back."""
     torch.manual_seed(3)
     trocr = TrOCRForTextRecognition(TrOCRRecognizerConfig.from_preset("tiny", vocab_size=VOCAB_SIZE, max_target_length=12))
+    trocr.generation_config.decoding = "joint"  # as `trocr-lines` reads: the composite has no CTC head to join
+    trocr.generation_config._from_model_config = False  # saved as set, not rebuilt from the model config
     trocr.save_pretrained(tmp_path / "trocr")
     CharBertModel(CharBertConfig(vocab_size=VOCAB_SIZE, **TINY["charbert"])).save_pretrained(tmp_path / "charbert")
 
@@ -304,6 +306,7 @@ def test_from_a_trocr_with_the_convolutional_line_encoder(tmp_path):
         str(tmp_path / "trocr"), str(tmp_path / "charbert"), combine="conv"
     ).eval()
     assert model.config.reads_lines and not model.requires_fixed_image_size
+    assert model.generation_config.decoding == "attention"
     model.save_pretrained(tmp_path / "composite")
     assert not hasattr(model.config, "image_height")  # the processor keeps each line's width
     pixel_values = torch.randn(2, 1, 32, 48, generator=torch.Generator().manual_seed(0))

@@ -21,6 +21,7 @@ for (`incremental_corrector=False`), the corrector re-reads the whole prefix of 
 kept in one extra cache layer.
 """
 
+import copy
 from dataclasses import dataclass
 
 import torch
@@ -567,7 +568,10 @@ class TrOCRCharBertForTextRecognition(VisionEncoderDecoderModel):
             missing, _ = target.load_state_dict(source.state_dict(), strict=False)
             if missing:
                 raise ValueError(f"The {name} checkpoint lacks weights the composite needs: {missing[:5]}")
-        model.generation_config = trocr.generation_config
+        model.generation_config = copy.deepcopy(trocr.generation_config)
+        if getattr(model.generation_config, "decoding", "attention") != "attention":
+            # A TrOCR that read with its CTC head (`--model trocr` releases): the composite has none, its decoder reads.
+            model.generation_config.decoding = "attention"
         return model
 
 
