@@ -51,10 +51,13 @@ class TextRecognitionProcessor(ProcessorMixin):
         # asks for trust_remote_code even inside textrec, and then returns a class from the dynamic-module
         # cache instead of ours. Our parts are fixed, so load them directly; in a Hub folder the relative
         # import above resolves to the copied sibling file, so this works there too.
-        return [
-            TextRecognitionImageProcessor.from_pretrained(pretrained_model_name_or_path, **kwargs),
-            AutoTokenizer.from_pretrained(pretrained_model_name_or_path, **kwargs),
-        ]
+        image_processor = TextRecognitionImageProcessor.from_pretrained(pretrained_model_name_or_path, **kwargs)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, **kwargs)
+        except ValueError as error:  # json's decoding errors among them: a tokenizer.json cut short
+            raise ValueError(f"the tokenizer of {pretrained_model_name_or_path} (tokenizer.json) cannot be read, cut "
+                             f"short or damaged? ({type(error).__name__}: {error})") from error
+        return [image_processor, tokenizer]
 
     @property
     def model_input_names(self) -> list[str]:

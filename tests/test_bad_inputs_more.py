@@ -5,6 +5,7 @@ turned on its side, fine-tuning a run's own checkpoint into its folder, and a da
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -187,3 +188,16 @@ def test_a_dangling_symbolic_link_in_a_folder_is_counted_among_the_images_not_re
     errors = captured.err.splitlines()
     assert any(line.startswith(f"textrec-recognize: image 1 of 2 ({folder / 'gone.png'}): ") for line in errors), errors
     assert "textrec-recognize: 1 of 2 images could not be read" in errors
+
+
+def test_a_cut_short_tokenizer_is_named_where_the_processor_loads_it_without_textrec_checks(model_folder, tmp_path):
+    """README's snippet loads the processor with `AutoProcessor.from_pretrained`, which textrec's folder checks do
+    not guard: a `tokenizer.json` cut short is named there too."""
+    from textrec.processing import TextRecognitionProcessor
+
+    folder = tmp_path / "model"
+    shutil.copytree(model_folder, folder)
+    text = (folder / "tokenizer.json").read_text()
+    (folder / "tokenizer.json").write_text(text[: len(text) // 2])
+    with pytest.raises(ValueError, match=r"tokenizer\.json\) cannot be read, cut short or damaged"):
+        TextRecognitionProcessor.from_pretrained(str(folder))
