@@ -25,6 +25,8 @@ def render_model_card(
     training_command: str | None = None,
     decoding: str = "attention",
     training_data: str | None = None,
+    evaluation_note: str | None = None,
+    dataset_splits: dict[str, str] | None = None,
     template: str = "text_recognition.md",
 ) -> ModelCard:
     """A model card whose metadata holds `pipeline_tag`, tags and a `model-index` entry per metric and dataset.
@@ -36,6 +38,9 @@ def render_model_card(
         decoding: how the model reads best, and was evaluated (its `generation_config.decoding`, which `generate()`
             follows): `"attention"`, `"ctc"` or `"joint"`.
         training_data: the data it was trained on, when not `dataset_name` (the evaluation data).
+        evaluation_note: what the evaluations are, where they differ in split and size (each dataset's name then
+            says its own); by default "the `dataset_split` split, `eval_samples` images each".
+        dataset_splits: the split of each dataset whose split is not `dataset_split` (for `model-index`).
         reads, tokens: what one image holds and what the vocabulary's tokens are (`ArchitectureSpec`).
     """
     evaluations = {dataset_name: eval_results, **(more_evaluations or {})}
@@ -55,7 +60,7 @@ def render_model_card(
                 task_name="Text recognition",
                 dataset_type=dataset,
                 dataset_name=dataset,
-                dataset_split=dataset_split,
+                dataset_split=(dataset_splits or {}).get(dataset, dataset_split),
                 metric_type=name,
                 metric_name=METRIC_NAMES[name],
                 metric_value=round(float(value), 4),
@@ -87,6 +92,7 @@ def render_model_card(
         decoding=decoding,
         has_decoder=bool(getattr(model.config, "is_encoder_decoder", False)),
         training_data=training_data,
+        evaluation_note=evaluation_note,
         eval_samples=eval_samples,
         training_summary=training_summary,
         preset=preset,

@@ -143,8 +143,9 @@ def test_line_model_reads_every_variant_alike(print_lines, crop_margin):
         kind: read("crnn-lines", [variants(image)[kind] for image in images], crop_margin=crop_margin) for kind in kinds
     }
     assert readings.pop("inverted") == expected
-    differences = {kind: error_rate(texts, expected, "character") for kind, texts in readings.items()}
-    assert max(differences.values()) <= 0.02, differences
+    characters = sum(len(text) for text in expected)
+    differences = {kind: round(error_rate(texts, expected, "character") * characters) for kind, texts in readings.items()}
+    assert max(differences.values()) <= max(2, characters // 50), (differences, characters)  # two in a hundred
 
 
 def test_digit_reader_reads_mnist_polarity():

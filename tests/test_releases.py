@@ -255,3 +255,21 @@ def test_release_trained_by_a_study_packages_the_study_model(tmp_path):
     assert (tmp_path / "carried" / "fusion" / "tokens-48" / "model.safetensors").is_file()
     model, _ = load_recognizer(str(folder))
     assert model.config.model_type == "textrec-comer" and model.config.coverage == "fusion"
+
+
+def test_a_release_measured_on_real_sets_leads_its_card_with_them(trained_run, small_release, tmp_path, monkeypatch):
+    """A release with `real_sets` reads the real development sets when packaged; its card gives their results
+    first, as the development split in `model-index`, then the synthetic ones, named as such; a release trained in
+    stages gives the earlier commands before its own."""
+    real_sets = pytest.importorskip("real_sets")
+    if not real_sets.REAL_DATA_DIR.is_dir():
+        pytest.skip(f"the real sets are not at {real_sets.REAL_DATA_DIR} (a checkout without ../shared)")
+    evaluate = release_module.evaluate_on_real_sets
+    monkeypatch.setattr(release_module, "evaluate_on_real_sets", lambda model, processor: evaluate(model, processor, limit=3))
+    release = dataclasses.replace(small_release, real_sets=True, earlier_commands=("textrec-train --model=crnn --first",))
+    card = (release_module.package_release(release, str(trained_run), tmp_path) / "README.md").read_text()
+    real_names = {line for line in card.splitlines() if line.strip().startswith("name: 'real: ")}
+    assert len(real_names) == len(real_sets.REAL_SETS)
+    assert card.index("name: 'real: ") < card.index("name: 'synthetic, rendered by textrec")
+    assert "split: development" in card and "Real images first" in card
+    assert card.index("textrec-train --model=crnn --first") < card.index("--output_dir=runs/self-attention-lines")

@@ -1,11 +1,12 @@
 """Ablation of the data engine: each lever's effect on the real development sets at the same training budget.
 
-    python scripts/lab/ablation_data_engine.py --start runs/crnn-lines-synthetic --train_minutes 8 \
+    python scripts/lab/ablation_data_engine.py --start runs/crnn-lines-synthetic --train_minutes 6 \
         --output_dir runs/ablation-engine --output_markdown scripts/lab/results/ablation_data_engine.md
 
 Every variant fine-tunes the same starting model (`--start`: a line model trained on clean renderings, such as
 the first `crnn-lines`) with the data engine's stage of the `crnn-lines` release (`ENGINE_STAGE_ARGUMENTS`), one
-lever changed, for the same wall-clock budget on one thread each, two side by side; each then reads the real
+lever changed, for the same budget of CPU minutes on one thread each (`--max_train_cpu_minutes`: fairer than
+wall-clock time on a machine doing other work too, though not equal); each then reads the real
 development sets (`real_sets.py`) beside the starting model. The levers: the scene composites, the scanner
 effects, the number of fonts, and the whole engine against clean renderings.
 """
@@ -38,7 +39,7 @@ def arguments_for(start: str, train_samples: int):
                  if not argument.startswith(("--dataset=", "--max_train_samples=", "--eval_", "--max_eval_samples="))]
         return ["--model=crnn", f"--model_name_or_path={start}", f"--dataset={VARIANTS[variant][1]}",
                 f"--max_train_samples={train_samples}", *stage, "--learning_rate=3e-4", "--warmup_steps=50",
-                "--max_steps=100000", f"--max_train_minutes={train_minutes}", "--eval_strategy=no",
+                "--max_steps=100000", f"--max_train_cpu_minutes={train_minutes}", "--eval_strategy=no",
                 "--save_steps=100000", f"--output_dir={output_dir}", "--eval_dataset=" + VARIANTS[variant][1],
                 "--max_eval_samples=50"]
 
@@ -47,8 +48,8 @@ def arguments_for(start: str, train_samples: int):
 
 def render_table(rows: dict, train_minutes: float, command: str) -> str:
     sets = list(next(iter(rows.values()))["results"])
-    lines = [f"Real development sets, CER under each set's protocol, after {train_minutes:g} minutes of fine-tuning "
-             "on one thread per run (two side by side).", "",
+    lines = [f"Real development sets, CER under each set's protocol, after {train_minutes:g} CPU minutes of fine-tuning "
+             "on one thread per run.", "",
              "| variant | what changes | steps | " + " | ".join(name.split(" (")[0].removeprefix("real: ") for name in sets) + " |",
              "|---|---|---|" + "---|" * len(sets)]
     for variant, row in rows.items():
@@ -62,9 +63,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--start", required=True, help="The model every variant fine-tunes (a folder).")
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
-    parser.add_argument("--train_minutes", type=float, default=8.0)
+    parser.add_argument("--train_minutes", type=float, default=6.0, help="CPU minutes of training per variant.")
     parser.add_argument("--train_samples", type=int, default=20000, help="Lines rendered for each variant.")
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=1, help="Variants trained side by side.")
     parser.add_argument("--output_dir", type=Path, default=Path("runs/ablation-engine"))
     parser.add_argument("--output_markdown", type=Path)
     args = parser.parse_args(argv)

@@ -25,6 +25,7 @@ import torch
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.inference import available_decodings, load_recognizer, recognize
 from textrec.processing.metrics import evaluate_texts
+from textrec.processing.metrics.text_normalization import normalize_texts
 from textrec.processing.training import get_spec, parse_arguments, train_from_arguments
 
 from textrec.model_cards import RELEASED_FOLDER
@@ -64,6 +65,10 @@ class Release:
         guard_samples: where the guard reads its 20 samples instead, a folder of the repository (metadata.jsonl
             layout, written by `scripts/sample_images.py` from the first test set), for a test set made from
             files that a clean clone does not have (MNIST).
+        earlier_commands: the commands that trained what `train_arguments` starts from (`--model_name_or_path`),
+            in order, for a release trained in stages; the card gives them before its own.
+        real_sets: also read the real development sets (`real_sets.py`, beside the checkout) when packaging;
+            their results lead the card's.
     """
 
     name: str
@@ -76,6 +81,8 @@ class Release:
     training_data: str = ""
     guard_cer: float = 0.05
     guard_samples: str | None = None
+    earlier_commands: tuple[str, ...] = ()
+    real_sets: bool = False
 
     def training_command(self, run_dir: str) -> str:
         if self.study:
@@ -123,6 +130,22 @@ def line_release_arguments(architecture: str, max_train_minutes: int) -> tuple[s
     )
 
 
+ENGINE_STAGE_ARGUMENTS = (
+    "--dataset=synthetic-lines:font_style=print,max_chars=80,look=captured,num_proc=2",
+    "--max_train_samples=50000",
+    "--eval_dataset=synthetic-lines:font_style=print,max_chars=80,look=captured",
+    "--max_eval_samples=300",
+    "--max_target_length=96",
+    "--max_image_width=1024",
+    "--per_device_train_batch_size=64",
+    "--batch_max_area=600000",
+    "--eval_steps=500",
+    "--save_steps=250",
+    "--logging_steps=50",
+)
+"""The data engine stage of a line release: print lines as scanners and cameras capture them."""
+
+
 RELEASES = {
     release.name: release
     for release in (
@@ -138,12 +161,34 @@ RELEASES = {
             train_arguments=line_release_arguments("resnet-transformer", max_train_minutes=110),
             test_sets=LINE_TEST_SETS,
         ),
-        # The peer the attention models are measured against, trained identically.
+        # The general print reader: the CRNN peer, trained identically to the attention models on clean renderings,
+        # then on the data engine's scans and photos (in two invocations; the second goes on from the first's
+        # step 2,750 with a fresh optimizer and new lines, its learning rate where the first's schedule was).
         Release(
             name="crnn-lines",
             architecture="crnn",
-            train_arguments=line_release_arguments("crnn", max_train_minutes=110),
+            train_arguments=(
+                "--model=crnn",
+                "--model_name_or_path=runs/crnn-captured/checkpoint-2750",
+                *ENGINE_STAGE_ARGUMENTS,
+                "--learning_rate=1.8e-4",
+                "--warmup_steps=0",
+                "--max_steps=3250",
+                "--seed=1",
+            ),
+            earlier_commands=(
+                shlex.join(["textrec-train", *line_release_arguments("crnn", max_train_minutes=110),
+                            "--output_dir=runs/crnn-lines-synthetic"]),
+                shlex.join(["textrec-train", "--model=crnn", "--model_name_or_path=runs/crnn-lines-synthetic",
+                            *ENGINE_STAGE_ARGUMENTS, "--learning_rate=3e-4", "--warmup_steps=200", "--max_steps=6000",
+                            "--output_dir=runs/crnn-captured"]) + "   # stopped at step 2,750",
+            ),
             test_sets=LINE_TEST_SETS,
+            training_data=("50,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+                           "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
+                           "tight and loose crops), after 120,000 clean print and handwriting-style renderings; "
+                           "no real image"),
+            real_sets=True,
         ),
         # TrOCR's decoder over the same encoder, trained identically: the TrOCR peer, and the TrOCR that the
         # TrOCR-CharBERT study starts from.
@@ -256,6 +301,17 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
     model.save_pretrained(folder, state_dict=stored_state_dict(model, torch.float16))
     processor.save_pretrained(folder)
     spec = get_spec(release.architecture)
+    evaluations = {release.test_sets[name]: scores for name, scores in results[decoding].items()}
+    evaluation_note, dataset_splits = None, {}
+    if release.real_sets:
+        synthetic = {f"synthetic, rendered by textrec: `{dataset}` (test, {release.test_samples} images)": scores
+                     for dataset, scores in evaluations.items()}
+        real = evaluate_on_real_sets(model, processor)
+        dataset_splits = dict.fromkeys(real, "development")
+        evaluations = {**real, **synthetic}
+        evaluation_note = ("Real images first (never trained on; the development part of each set, scored under its "
+                           "protocol), then textrec's own renderings")
+    first_dataset = next(iter(evaluations))
     card = render_model_card(
         model=model,
         architecture=spec.name,
@@ -263,23 +319,42 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         reads=spec.reads,
         tokens=spec.tokens,
         repo_id=release.name,
-        dataset_name=release.test_sets[next(iter(release.test_sets))],
+        dataset_name=first_dataset,
         dataset_split="test",
-        eval_results=results[decoding][next(iter(release.test_sets))],
+        eval_results=evaluations[first_dataset],
         eval_samples=release.test_samples,
         training_summary=("The study's last stage: " if release.study else "") + training_summary(model_dir),
-        more_evaluations={
-            release.test_sets[name]: scores for name, scores in list(results[decoding].items())[1:]
-        },
+        more_evaluations={dataset: scores for dataset, scores in evaluations.items() if dataset != first_dataset},
         decoding=decoding,
         training_data=release.data_description(),
-        training_command=release.training_command(f"runs/{release.name}"),
+        training_command="\n  ".join([*release.earlier_commands, release.training_command(f"runs/{release.name}")]),
+        evaluation_note=evaluation_note,
+        dataset_splits=dataset_splits,
     )
     card.save(folder / "README.md")
     for path in folder.iterdir():
         if path.name not in CARD_FILES:
             path.unlink()
     return folder
+
+
+def evaluate_on_real_sets(model, processor, split: str = "development", limit: int | None = None) -> dict[str, dict[str, float]]:
+    """CER, WER and sequence accuracy of `model` on each real set of `real_sets.py` (its `split`; its first `limit`
+    images), under the set's protocol, named for a card: "real: <description> (<split>, <n> images)"."""
+    from real_sets import REAL_DATA_DIR, REAL_SETS, load_real_set
+
+    if not REAL_DATA_DIR.is_dir():
+        raise SystemExit(f"this release is measured on the real sets, which are not at {REAL_DATA_DIR} "
+                         "(set TEXTREC_REAL_DATA to their folder)")
+    results = {}
+    for name, real_set in REAL_SETS.items():
+        paths, references = load_real_set(name, split)
+        paths, references = paths[:limit], references[:limit]
+        reading = recognize(model, processor, [str(path) for path in paths], batch_size=32)
+        scored = [normalize_texts(texts, real_set.normalization, real_set.charset) for texts in (reading.texts, references)]
+        results[f"real: {real_set.description} ({split}, {len(paths):,} images)"] = evaluate_texts(*scored)
+        logger.info("%s on the real %s set (%s): %s", type(model).__name__, name, split, results)
+    return results
 
 
 def training_summary(run_dir: str) -> str:
