@@ -10,12 +10,78 @@ card (`README.md`, with its evaluation results as `model-index` metadata) of the
 """
 
 import argparse
+import shutil
 import tempfile
 from pathlib import Path
 
-from textrec.model_cards.hub import DTYPES, export_model
+import torch
+
+from textrec.model_cards import resolve_model_path
+from textrec.model_cards.hub import export_for_hub
+from textrec.processing.inference import load_recognizer
 
 from .cli import run_command
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+TRAINING_RUN_FILES = ("_textrec_run.json", "trainer_state.json", "training_args.bin", "all_results.json")
+"""What a training run leaves at the top of its output folder (textrec's run record, the Trainer's files)."""
+
+
+def check_not_a_training_run(folder: Path) -> None:
+    """Refuses to export into a training run's output folder: the export would replace its trained model beside
+    its checkpoints and records."""
+    if not folder.is_dir():
+        return
+    found = [name for name in TRAINING_RUN_FILES if (folder / name).exists()]
+    found += sorted(path.name for path in folder.glob("checkpoint-*") if path.is_dir())[:1]
+    if found:
+        raise ValueError(f"--output_dir {folder} is a training run's folder ({', '.join(found)}): exporting into it "
+                         "would replace its trained model. Choose another --output_dir.")
+
+
+EXPORTED_SUFFIXES = (".py", ".json", ".safetensors", ".md")
+"""What an export writes at the top of its folder (code, settings, weights, card): `overwrite` removes these."""
+
+
+def check_output_folder(folder: Path, overwrite: bool) -> None:
+    """Refuses a folder that holds files, unless `overwrite` (an earlier export is then replaced: its code, settings,
+    weights and card are removed, so that no file of another model stays beside the new one); a training run's
+    folder is refused either way (`check_not_a_training_run`)."""
+    check_not_a_training_run(folder)
+    if not folder.is_dir():
+        return
+    present = sorted(path.name for path in folder.iterdir())
+    if present and not overwrite:
+        shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
+        raise ValueError(f"--output_dir {folder} is not empty ({shown}): exporting would replace or mix with its "
+                         "files. Choose a new or empty folder, or pass --overwrite_output_dir to replace an earlier "
+                         "export there.")
+    if overwrite:
+        for path in folder.iterdir():
+            if path.is_file() and path.suffix in EXPORTED_SUFFIXES:
+                path.unlink()
+
+
+def export_model(model_name_or_path: str, output_dir: str | Path, dtype: str = "float32", overwrite: bool = False) -> Path:
+    """Writes the Hub folder of `model_name_or_path` (a released model's short name or a folder) into
+    `output_dir`, with weights stored in `dtype`; returns the folder. Its `config.json` says `"dtype": "float32"`
+    whatever `dtype` is: it loads and computes in fp32 (`stored_state_dict`). A folder holding files is refused
+    unless `overwrite` (`check_output_folder`)."""
+    source = Path(resolve_model_path(model_name_or_path))
+    if not source.is_dir():
+        raise FileNotFoundError(f"No such model folder or released name: {model_name_or_path}")
+    output_dir = Path(output_dir)
+    if output_dir.resolve() == source.resolve():
+        raise ValueError("--output_dir must differ from the model's own folder.")
+    check_output_folder(output_dir, overwrite)
+    model, processor = load_recognizer(str(source), dtype=torch.float32)
+    export_for_hub(model, processor, output_dir, weights_dtype=DTYPES[dtype])
+    card = source / "README.md"
+    if card.is_file():
+        shutil.copyfile(card, output_dir / "README.md")
+    return output_dir
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textrec-export", description=__doc__.split("\n\n")[0])

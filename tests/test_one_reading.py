@@ -19,7 +19,8 @@ from transformers import AutoModelForImageTextToText, AutoProcessor, pipeline
 
 from textrec.model_cards import released_model_names, released_model_path
 import releases as release_module
-from textrec.model_cards.hub import export_for_hub, export_model
+from textrec.model_cards.hub import export_for_hub
+from textrec.scripts.export import export_model
 from textrec.modeling import ARCHITECTURES
 from textrec.processing.inference import available_decodings, load_recognizer, recognize
 from textrec.processing.pipeline_text_recognition import read_batch

@@ -12,7 +12,7 @@ from safetensors import safe_open
 from textrec.model_cards import released_model_names, released_model_path, resolve_model_path
 import releases as release_module
 from textrec.processing.training.architectures import get_spec
-from textrec.model_cards.hub import export_model
+from textrec.scripts.export import export_model
 from textrec.model_cards.hub import export_for_hub
 from textrec.processing.inference import load_recognizer, preferred_decoding, recognize
 from textrec.processing.training import ModelArguments, build_recognizer

@@ -4,8 +4,8 @@
   (directly or through another shared file), each identical to its source but for the header naming it
   (`scripts/lab/copy_shared_code.py --check`); inside textrec each copy is its source module, loaded once. No
   symbolic links. A shared file has at least two users; one with a single user lives with it.
-- Dependencies point one way: the models import nothing of processing, the tools or the model cards; nothing in
-  the library imports the lab (`scripts/lab/`, not installed). Every package folder is installed: the list in
+- Dependencies point one way (`LAYERS`): modeling <- processing core <- model_cards <- data, metrics <- training,
+  inference <- commands; nothing in the library imports the lab (`scripts/lab/`, not installed). Every package folder is installed: the list in
   `pyproject.toml` is exactly the folders holding an `__init__.py`.
 - One training path: only `textrec.processing.training` builds a Trainer; no module assigns into another
   module's registries (`SPECS`, `ARCHITECTURES`, `RELEASES`)."""
@@ -86,6 +86,41 @@ def test_the_library_imports_nothing_of_the_lab():
     lab_modules = "|".join(sorted(path.stem for path in LAB.glob("*.py")))
     pattern = re.compile(rf"^\s*(from|import) ({lab_modules})\b|scripts\.lab", re.M)
     assert [str(path.relative_to(ROOT)) for path in source_files(*LIBRARY_FOLDERS) if pattern.search(path.read_text())] == []
+
+
+PROCESSING_CORE = ("tokenization_", "image_processing_", "processing_", "pipeline_")
+"""The processing modules in transformers' sense: what a Hub folder carries beside the model's code."""
+LAYERS = {
+    "processing core": [path for path in (ROOT / "processing").glob("*.py") if path.name.startswith(PROCESSING_CORE)],
+    "model_cards": sorted((ROOT / "model_cards").glob("*.py")),
+    "processing.data and processing.metrics": [*(ROOT / "processing" / "data").glob("*.py"),
+                                               *(ROOT / "processing" / "metrics").glob("*.py")],
+    "processing.training and inference": [*(ROOT / "processing" / "training").glob("*.py"),
+                                          *(path for path in (ROOT / "processing").glob("*.py")
+                                            if not path.name.startswith(PROCESSING_CORE))],
+}
+"""The library's layers, lowest first, above `modeling`: modeling <- processing core <- model_cards (cards, Hub
+folders, the released checkpoints) <- data, metrics <- training, inference <- commands. As transformers' Trainer
+writes its model card through `modelcard.py`, textrec's training writes its card and Hub files through
+`model_cards`; the card and Hub code load nothing."""
+FORBIDDEN = {
+    "processing core": r"textrec\.(model_cards|scripts)|textrec\.processing\.(data|metrics|training|inference|tesseract|checkpoints|contact_sheet|attention_readout)"
+                       r"|^\s*from \.(data|metrics|training|inference|tesseract|checkpoints|contact_sheet|attention_readout)\b",
+    "model_cards": r"textrec\.scripts|textrec\.processing\.(data|metrics|training|inference|tesseract|checkpoints)",
+    "processing.data and processing.metrics": r"textrec\.(model_cards|scripts)|textrec\.processing\.(training|inference)"
+                                              r"|^\s*from \.\.(training|inference)\b",
+    "processing.training and inference": r"textrec\.scripts",
+}
+"""What each layer may not import: anything of a layer above it."""
+
+
+@pytest.mark.parametrize("layer", list(LAYERS))
+def test_dependencies_point_one_way(layer):
+    pattern = re.compile(FORBIDDEN[layer], re.M)
+    imports = {str(path.relative_to(ROOT)): [line.strip() for line in path.read_text().splitlines()
+                                             if line.lstrip().startswith(("from ", "import ")) and pattern.search(line)]
+               for path in LAYERS[layer]}
+    assert {path: lines for path, lines in imports.items() if lines} == {}
 
 
 def test_models_import_nothing_of_processing_tools_or_cards():
