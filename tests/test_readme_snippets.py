@@ -31,10 +31,11 @@ README_FOLDER = "runs/self-attention"
 
 
 def readme_snippet() -> str:
-    """README's Python block (the one calling the `text-recognition` pipeline), its last expression (the
-    pipeline call) assigned to `piped` so that the test can read it."""
+    """README's Python block for reading without textrec (the one loading `AutoModelForImageTextToText` and calling
+    the `text-recognition` pipeline), its last expression (the pipeline call) assigned to `piped` so that the test
+    can read it."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
-    snippet = next(block for block in blocks if 'pipeline("text-recognition"' in block)
+    snippet = next(block for block in blocks if 'pipeline("text-recognition"' in block and "AutoModelForImageTextToText" in block)
     tree = ast.parse(snippet)
     assert isinstance(tree.body[-1], ast.Expr), "README's snippet should end with the pipeline call"
     tree.body[-1] = ast.Assign(targets=[ast.Name("piped", ast.Store())], value=tree.body[-1].value, lineno=0)
