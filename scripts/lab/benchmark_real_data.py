@@ -32,7 +32,7 @@ from textrec.processing.pipeline_text_recognition import preferred_decoding
 from textrec.processing.tesseract import check_tesseract, tesseract_recognize
 
 from benchmark_line_models import line_releases
-from real_sets import REAL_DATA_DIR, REAL_SETS, SPLITS, load_real_set
+from real_sets import ALL_SETS, REAL_DATA_DIR, REAL_SETS, SPLITS, load_real_set
 
 logger = logging.getLogger("textrec.benchmark_real_data")
 
@@ -99,7 +99,7 @@ def score_system(read, sets: dict[str, tuple[list[Path], list[str]]]) -> dict:
         start = time.perf_counter()
         predictions = read(paths)
         seconds = time.perf_counter() - start
-        real_set = REAL_SETS[name]
+        real_set = ALL_SETS[name]
         normalized = [normalize_texts(texts, real_set.normalization, real_set.charset) for texts in (predictions, references)]
         scores[name] = {**evaluate_texts(*normalized), "lines_per_second": len(paths) / seconds,
                         "predictions": predictions}
@@ -108,13 +108,14 @@ def score_system(read, sets: dict[str, tuple[list[Path], list[str]]]) -> dict:
 
 def render_table(rows: list[dict], sets: dict, split: str, command: str, notes: list[str]) -> str:
     names = list(sets)
-    header = ["system", *(f"{name} CER" for name in names), f"lines/s per core ({SPEED_SET})"]
+    speed = SPEED_SET in names
+    header = ["system", *(f"{name} CER" for name in names), *([f"lines/s per core ({SPEED_SET})"] if speed else [])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         cells = [row["system"], *(f"{row['scores'][name]['cer']:.2%}" for name in names),
-                 f"{row['scores'][SPEED_SET]['lines_per_second']:.0f}" if SPEED_SET in row["scores"] else ""]
+                 *([f"{row['scores'][SPEED_SET]['lines_per_second']:.0f}"] if speed else [])]
         lines.append("| " + " | ".join(cells) + " |")
-    counts = ", ".join(f"{name} {len(sets[name][0])} ({REAL_SETS[name].description})" for name in names)
+    counts = ", ".join(f"{name} {len(sets[name][0])} ({ALL_SETS[name].description})" for name in names)
     lines += ["", f"Real {split} images: {counts}.", *notes, "", f"Command: `{command}`"]
     return "\n".join(lines) + "\n"
 
@@ -122,7 +123,8 @@ def render_table(rows: list[dict], sets: dict, split: str, command: str, notes: 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", help="Released line models (default: every one).")
-    parser.add_argument("--sets", nargs="+", choices=list(REAL_SETS), default=list(REAL_SETS))
+    parser.add_argument("--sets", nargs="+", choices=list(ALL_SETS), default=list(REAL_SETS),
+                        help="Real sets to read (default: the print and scene sets; iam-ondb and washington are handwriting).")
     parser.add_argument("--split", choices=SPLITS, default="development")
     parser.add_argument("--peers", nargs="*", choices=list(PEERS), default=list(PEERS))
     parser.add_argument("--invert", action="store_true", help="Read every image with its polarity turned.")

@@ -45,6 +45,8 @@ class RealSet:
     normalization: str
     charset: str | None
     description: str
+    level: str | None = None
+    """Only rows of this `level` (`"line"`, `"word"`); None: every row of the subsets."""
 
 
 REAL_SETS = {
@@ -60,6 +62,20 @@ REAL_SETS = {
 }
 
 
+HANDWRITING_SETS = {
+    real_set.name: real_set
+    for real_set in (
+        RealSet("iam-ondb", "handwriting/test", ("iamondb",), "none", None,
+                "IAM-OnDB lines by writers not in handwriting/train, rendered from pen strokes, exact", "line"),
+        RealSet("washington", "handwriting/test", ("gw",), "none", None,
+                "George Washington's letters (1755), scanned cursive lines, exact", "line"),
+    )
+}
+"""The real handwriting test sets (`handwriting/test`; `handwriting/train` is the one real set trained on). Kept
+apart from `REAL_SETS`, which the line releases' cards and the first results table read."""
+ALL_SETS = {**REAL_SETS, **HANDWRITING_SETS}
+
+
 def split_of(file_name: str) -> str:
     """`"held-out"` for one file name in `HELD_OUT_SHARE` (by its SHA-1), `"development"` for the others."""
     digest = int(hashlib.sha1(file_name.encode()).hexdigest(), 16)
@@ -73,11 +89,11 @@ def load_real_set(name: str, split: str = "development", data_dir: Path = REAL_D
         FileNotFoundError: the shared data folder is absent (a clone without the project's shared data).
         ValueError: an unknown set or split.
     """
-    if name not in REAL_SETS:
-        raise ValueError(f"unknown real set {name!r}; known: {', '.join(REAL_SETS)}")
+    if name not in ALL_SETS:
+        raise ValueError(f"unknown real set {name!r}; known: {', '.join(ALL_SETS)}")
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    real_set = REAL_SETS[name]
+    real_set = ALL_SETS[name]
     metadata = Path(data_dir) / real_set.folder / "metadata.jsonl"
     if not metadata.is_file():
         raise FileNotFoundError(f"no real data at {metadata} (the project's shared data folder; see real_sets.py)")
@@ -85,7 +101,8 @@ def load_real_set(name: str, split: str = "development", data_dir: Path = REAL_D
     with metadata.open(encoding="utf-8") as lines:
         for line in lines:
             row = json.loads(line)
-            if row["subset"] in real_set.subsets and split_of(row["file_name"]) == split:
+            if (row["subset"] in real_set.subsets and real_set.level in (None, row.get("level"))
+                    and split_of(row["file_name"]) == split):
                 paths.append(metadata.parent / row["file_name"])
                 texts.append(row["text"])
     return paths, texts
