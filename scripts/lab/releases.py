@@ -25,7 +25,6 @@ import torch
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.inference import available_decodings, load_recognizer, recognize
 from textrec.processing.metrics import evaluate_texts
-from textrec.processing.metrics.text_normalization import normalize_texts
 from textrec.processing.training import get_spec, parse_arguments, train_from_arguments
 
 from textrec.model_cards import RELEASED_FOLDER
@@ -341,20 +340,16 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
 def evaluate_on_real_sets(model, processor, split: str = "development", limit: int | None = None) -> dict[str, dict[str, float]]:
     """CER, WER and sequence accuracy of `model` on each real set of `real_sets.py` (its `split`; its first `limit`
     images), under the set's protocol, named for a card: "real: <description> (<split>, <n> images)"."""
+    from benchmark_real_data import score_system  # here, not at the top: that benchmark imports this module
     from real_sets import REAL_DATA_DIR, REAL_SETS, load_real_set
 
     if not REAL_DATA_DIR.is_dir():
         raise SystemExit(f"this release is measured on the real sets, which are not at {REAL_DATA_DIR} "
                          "(set TEXTREC_REAL_DATA to their folder)")
-    results = {}
-    for name, real_set in REAL_SETS.items():
-        paths, references = load_real_set(name, split)
-        paths, references = paths[:limit], references[:limit]
-        reading = recognize(model, processor, [str(path) for path in paths], batch_size=32)
-        scored = [normalize_texts(texts, real_set.normalization, real_set.charset) for texts in (reading.texts, references)]
-        results[f"real: {real_set.description} ({split}, {len(paths):,} images)"] = evaluate_texts(*scored)
-        logger.info("%s on the real %s set (%s): %s", type(model).__name__, name, split, results)
-    return results
+    sets = {name: tuple(part[:limit] for part in load_real_set(name, split)) for name in REAL_SETS}
+    scores = score_system(lambda paths: recognize(model, processor, [str(path) for path in paths], batch_size=32).texts, sets)
+    logger.info("%s on the real sets (%s), CER: %s", type(model).__name__, split, {name: scores[name]["cer"] for name in sets})
+    return {f"real: {REAL_SETS[name].description} ({split}, {len(sets[name][0]):,} images)": scores[name] for name in sets}
 
 
 def training_summary(run_dir: str) -> str:
