@@ -39,6 +39,7 @@ import numpy as np
 from PIL import Image
 
 from ..image_processing_text_recognition import load_image
+from .captured_copies import make_captured_copies
 from .crohme import CAPTION_FILE, crohme_splits, load_crohme
 from .iam import load_iam_lines
 from .lmdb_dataset import LMDB_DATA_FILE, is_lmdb_folder, read_lmdb_dataset
@@ -58,9 +59,13 @@ SYNTHETIC_DATASETS = (
     "synthetic-math",
     "mnist-digits",
 )
-LINE_DATASETS = ("washington", "iam")
-"""Handwritten-line releases read from their folder, named ``"<name>:<folder>"`` with options after a further
-colon (``"washington:data/washingtondb-v1.0:fold=2"``)."""
+LINE_DATASETS = ("washington", "iam", "captured")
+"""Sources read from a folder, named ``"<name>:<folder>"`` with options after a further colon
+(``"washington:data/washingtondb-v1.0:fold=2"``): the handwritten-line releases, and ``captured``, captured copies
+of any dataset folder's lines (``"captured:my-lines:copies=4"``, :mod:`.captured_copies`)."""
+MIXTURE_SEPARATOR = " + "
+"""Joins the sources of a mixture, read one after the other and shuffled together
+(``"synthetic-lines:look=captured + captured:my-lines:copies=4"``)."""
 DEFAULT_SYNTHETIC_SAMPLES = {"train": 20_000, "validation": 1_000, "test": 1_000}
 """Rows generated when ``num_samples`` is not given."""
 
@@ -81,6 +86,8 @@ DATASET_FORMS = "; ".join(
         f"a synthetic dataset ({', '.join(SYNTHETIC_DATASETS)}; options after a colon, e.g. "
         "mnist-digits:length=13)",
         "handwritten lines as washington:<folder> or iam:<folder>",
+        "captured copies of a folder's lines as captured:<folder>[:copies=4]",
+        f"several of these joined by {MIXTURE_SEPARATOR!r} (a mixture)",
         _LOCAL_FORMS,
         "a Hub dataset id (owner/name)",
     )
@@ -174,6 +181,12 @@ def load_text_recognition_dataset(
       line, e.g. the Aachen partition; ``split`` picks one; without them all the lines form the single
       ``"train"`` split), ``skip_segmentation_errors`` and ``ground_truth`` (``xml``/``ascii``), e.g.
       ``"iam:data/iam:train=aachen/tr.lst,validation=aachen/va.lst"``.
+    - ``"captured:<folder>"``: captured copies of the lines of a dataset folder (any local form below), each
+      line drawn ``copies`` times (option, default 4) as a scanner or camera might have caught it
+      (:mod:`.captured_copies`), e.g. ``"captured:my-lines:copies=8"``.
+    - Several sources joined by ``" + "`` (:data:`MIXTURE_SEPARATOR`): a mixture, each source read as if alone
+      (the same ``split``, ``num_samples`` and ``seed``) and the rows concatenated, with columns ``image`` and
+      ``text`` only, e.g. ``"synthetic-lines:look=captured + captured:../handwriting:copies=4"``.
     - A CROHME folder: ``caption.txt`` files of ``name tok tok ...`` lines with their images, in split
       folders (``train``, ``2014``, ...; see :mod:`.crohme`, whose ``split`` names are the folder names).
     - A folder with ``metadata.jsonl`` files (``datasets`` ImageFolder convention): one JSON
@@ -212,6 +225,17 @@ def load_text_recognition_dataset(
         ValueError: a malformed ``metadata.jsonl`` line (not UTF-8, not a JSON object, a ``file_name`` outside the
             folder; the message names file and line), a source with no usable row, or an unknown dataset name when offline (listing the accepted forms).
     """
+    if MIXTURE_SEPARATOR in os.fspath(name_or_path):
+        if synthetic_kwargs:
+            raise TypeError(f"{sorted(synthetic_kwargs)}: give the options of a mixture's sources after their names")
+        parts = [
+            load_text_recognition_dataset(
+                part.strip(), split=split, num_samples=num_samples, seed=seed, image_column=image_column,
+                text_column=text_column, allow_outside_paths=allow_outside_paths,
+            ).select_columns(["image", "text"])
+            for part in os.fspath(name_or_path).split(MIXTURE_SEPARATOR)
+        ]
+        return datasets.concatenate_datasets([part.cast_column("image", datasets.Image()) for part in parts])
     name, options = parse_dataset_options(os.fspath(name_or_path))
     if name in SYNTHETIC_DATASETS:
         return _load_synthetic(name, split, num_samples, seed, {**options, **synthetic_kwargs})
@@ -221,6 +245,7 @@ def load_text_recognition_dataset(
     checked = False  # whether the rows were checked while read (a metadata.jsonl folder)
     if name in LINE_DATASETS:
         dataset = _load_line_dataset(name, split, options)
+        checked = name == "captured"  # copies of rows checked as they were read
     elif path.exists():
         dataset, checked = _load_local(path, split, image_column, text_column, allow_outside_paths)
     elif name.startswith((".", "/", "~")) or name.count("/") > 1:  # a path, not an "owner/name" Hub id
@@ -261,6 +286,11 @@ def _load_line_dataset(name: str, split: str | None, options: dict) -> datasets.
         raise ValueError(f"{name!r} needs its folder: '{name}:/path/to/{name}', options after a further colon")
     if name == "washington":
         return load_washington_lines(root, split=split, **options)
+    if name == "captured":
+        copies, num_proc = options.pop("copies", 4), options.pop("num_proc", None)
+        if options:
+            raise ValueError(f"captured:{root} takes the options copies and num_proc, not {sorted(options)}")
+        return make_captured_copies(load_text_recognition_dataset(root, split=split), copies, num_proc=num_proc)
     split_files = {key: options.pop(key) for key in SPLITS if key in options}
     if not split_files:  # no split lists: all the lines, as the single split "train"
         _pick_split(["train"], split, f"iam:{root}")
