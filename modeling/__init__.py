@@ -25,8 +25,8 @@ from .self_attention.modeling_self_attention import (
 )
 from .sharp_attention.configuration_sharp_attention import SharpAttentionConfig
 from .sharp_attention.modeling_sharp_attention import SharpAttentionEncoder, SharpAttentionForTextRecognition
-from .trocr.configuration_trocr_recognizer import TrOCRRecognizerConfig
-from .trocr.modeling_trocr_recognizer import TrOCRForTextRecognition
+from .trocr.configuration_trocr import TrOCRRecognizerConfig
+from .trocr.modeling_trocr import TrOCRForTextRecognition
 from .trocr_charbert.configuration_trocr_charbert import TrOCRCharBertConfig, TrOCRCharBertDecoderConfig
 from .trocr_charbert.modeling_trocr_charbert import TrOCRCharBertForCausalLM, TrOCRCharBertForTextRecognition
 

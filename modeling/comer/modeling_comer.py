@@ -42,13 +42,13 @@ from .bidirectional import BidirectionalDecodingMixin, reverse_labels
 from .configuration_comer import CoMERConfig
 from .coverage import AttentionRefinementModule, CoverageAttention, CoverageCache, exclusive_cumsum
 from .densenet import DenseNetB
-from .generation_cache import CACHE_NAME, resolve_cache
 from .initialization import init_recognizer_weights
 from .positional_encoding import (
     SinusoidalPositionalEncoding1D,
     image_position_encoding_2d,
 )
 from .recognizer import (
+    DecoderSteps,
     EncoderDecoderRecognizerMixin,
     RecognizerEncoderOutput,
     recognition_loss,
@@ -323,14 +323,18 @@ class CoMERForFormulaRecognition(
         self.generation_config.length_penalty = PAPER_DECODING["length_penalty"]
         self.generation_config.bidirectional_rescoring = True
 
+    output_class = CoMEROutput
+
     def _decode(
         self,
         encoder_outputs: CoMEREncoderOutput,
         decoder_input_ids: torch.LongTensor,
         decoder_attention_mask: torch.LongTensor | None = None,
         past_key_values: CoverageCache | None = None,
+        use_cache: bool = False,
         output_attentions: bool = False,
-    ) -> tuple[torch.Tensor, CoMERDecoderOutput]:
+        output_hidden_states: bool = False,
+    ) -> tuple[torch.Tensor, DecoderSteps]:
         decoder_outputs = self.decoder(
             input_ids=decoder_input_ids,
             encoder_hidden_states=encoder_outputs.last_hidden_state,
@@ -339,73 +343,31 @@ class CoMERForFormulaRecognition(
             past_key_values=past_key_values,
             output_attentions=output_attentions,
         )
-        return self.lm_head(decoder_outputs.last_hidden_state), decoder_outputs
+        steps = DecoderSteps(past_key_values, None, decoder_outputs.self_attentions, decoder_outputs.cross_attentions)
+        return self.lm_head(decoder_outputs.last_hidden_state), steps
 
-    def forward(
-        self,
-        pixel_values: torch.FloatTensor | None = None,
-        pixel_mask: torch.LongTensor | None = None,
-        decoder_input_ids: torch.LongTensor | None = None,
-        decoder_attention_mask: torch.LongTensor | None = None,
-        labels: torch.LongTensor | None = None,
-        encoder_outputs: CoMEREncoderOutput | None = None,
-        past_key_values: EncoderDecoderCache | None = None,
-        use_cache: bool | None = None,
-        output_attentions: bool | None = None,
-        return_dict: bool | None = None,
-        cache: EncoderDecoderCache | None = None,
-        **kwargs,
-    ) -> CoMEROutput:
-        """
-        Args:
-            pixel_values: `(batch, num_channels, height, width)` images from the processor.
-            pixel_mask: `(batch, height, width)`, 1 on real pixels, 0 on padding.
-            decoder_input_ids: `(batch, target_length)`. When omitted, `labels` are learnt in both
-                directions; when given, they are decoded as they are (their first token sets the
-                direction: start token left to right, end token right to left).
-            decoder_attention_mask: `(batch, target_length)` padding mask of the decoder inputs.
-            labels: `(batch, target_length)` target ids ending in the end token, padded with -100.
-            encoder_outputs: the `CoMEREncoderOutput` of `self.encoder` (used by `generate()`).
-            past_key_values: the cache for incremental decoding; `generate()`'s `EncoderDecoderCache` is
-                turned into a `CoverageCache` at the first step.
-            use_cache: return the cache for the next step.
-            output_attentions: also return self- and cross-attention weights.
-            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
+    def _encoder_outputs(self, pixel_values, pixel_mask, encoder_outputs) -> CoMEREncoderOutput:
+        """The encoder's output; `encoder_outputs` given must be a `CoMEREncoderOutput` (its `feature_mask` too)."""
+        if encoder_outputs is None or isinstance(encoder_outputs, CoMEREncoderOutput):
+            return super()._encoder_outputs(pixel_values, pixel_mask, encoder_outputs)
+        if not isinstance(encoder_outputs, dict) or encoder_outputs.get("feature_mask") is None:
+            raise ValueError("`encoder_outputs` must be the CoMEREncoderOutput of `model.encoder`.")
+        return CoMEREncoderOutput(**encoder_outputs)
 
-        Returns:
-            `CoMEROutput` with `logits (batch, target_length, vocab_size)` and `loss` when `labels` are given.
-        """
-        if encoder_outputs is None:
-            if pixel_values is None:
-                raise ValueError("Pass `pixel_values` (batch, channels, height, width) or `encoder_outputs`.")
-            encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
-        elif not isinstance(encoder_outputs, CoMEREncoderOutput):
-            if not isinstance(encoder_outputs, dict) or encoder_outputs.get("feature_mask") is None:
-                raise ValueError("`encoder_outputs` must be the CoMEREncoderOutput of `model.encoder`.")
-            encoder_outputs = CoMEREncoderOutput(**encoder_outputs)
-        past_key_values = resolve_cache(past_key_values, cache)
+    def _decoding_cache(self, past_key_values, use_cache: bool) -> CoverageCache | None:
+        """A `CoverageCache` (keys, values and the coverage so far); `generate()`'s `EncoderDecoderCache` is turned
+        into one at the first step."""
         if use_cache and past_key_values is None:
-            past_key_values = CoverageCache()
-        elif past_key_values is not None and not isinstance(past_key_values, CoverageCache):
-            past_key_values = CoverageCache.from_cache(past_key_values)
-        output_attentions = bool(output_attentions)
+            return CoverageCache()
+        if past_key_values is not None and not isinstance(past_key_values, CoverageCache):
+            return CoverageCache.from_cache(past_key_values)
+        return past_key_values
 
-        if decoder_input_ids is None:
-            if labels is None:
-                raise ValueError("Pass `labels` or `decoder_input_ids`.")
-            return self._bidirectional_forward(encoder_outputs, labels, output_attentions)
-
-        logits, decoder_outputs = self._decode(
-            encoder_outputs, decoder_input_ids, decoder_attention_mask, past_key_values, output_attentions
-        )
-        return CoMEROutput(
-            loss=recognition_loss(logits, labels) if labels is not None else None,
-            logits=logits,
-            **{CACHE_NAME: past_key_values if use_cache else None},
-            decoder_attentions=decoder_outputs.self_attentions,
-            cross_attentions=decoder_outputs.cross_attentions,
-            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
-        )
+    def _teacher_forcing(self, encoder_outputs, labels: torch.LongTensor, *, output_attentions: bool, **options):
+        """`labels` alone (training) are learnt in both directions (`_bidirectional_forward`); given decoder inputs
+        are decoded as they are (their first token sets the direction: start token left to right, end token right
+        to left)."""
+        return self._bidirectional_forward(encoder_outputs, labels, output_attentions)
 
     def _bidirectional_forward(
         self, encoder_outputs: CoMEREncoderOutput, labels: torch.LongTensor, output_attentions: bool

@@ -215,12 +215,135 @@ class CTCReadingMixin:
         )
 
 
-class EncoderDecoderRecognizerMixin(CTCReadingMixin):
-    """The `forward` of an encoder-decoder recognizer, with the interface of `VisionEncoderDecoderModel`."""
+@dataclass
+class DecoderSteps:
+    """What a recognizer's `_decode` returns beside the logits, for the output of `forward`."""
+
+    past_key_values: object | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    self_attentions: tuple[torch.Tensor, ...] | None = None
+    cross_attentions: tuple[torch.Tensor, ...] | None = None
+
+
+class RecognizerForwardMixin:
+    """The one `forward` of the encoder-decoder recognizers (the interface of `VisionEncoderDecoderModel`): encode
+    the images (or take `encoder_outputs`), decode the decoder inputs (or the labels shifted right, teacher
+    forcing), and add the loss when `labels` are given. An architecture supplies `_decode` (its decoder and
+    classifier) and may override the other steps: `_encoder_outputs`, `_decoding_cache`, `_teacher_forcing`
+    (CoMER learns both directions there) and `_loss`."""
 
     main_input_name = "pixel_values"
     # The loss is a plain token mean: the Trainer must keep dividing it for gradient accumulation.
     accepts_loss_kwargs = False
+    output_class = Seq2SeqLMOutput
+
+    def forward(
+        self,
+        pixel_values: torch.FloatTensor | None = None,
+        pixel_mask: torch.LongTensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.LongTensor | None = None,
+        labels: torch.LongTensor | None = None,
+        encoder_outputs: RecognizerEncoderOutput | tuple | None = None,
+        past_key_values: EncoderDecoderCache | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+        cache: EncoderDecoderCache | None = None,
+        **kwargs,
+    ) -> Seq2SeqLMOutput:
+        """
+        Args:
+            pixel_values: `(batch, channels, height, width)` images from the processor.
+            pixel_mask: `(batch, height, width)`, 1 on real pixels, 0 on padding.
+            decoder_input_ids: `(batch, target_length)`; when omitted, `labels` are read with teacher forcing.
+            decoder_attention_mask: `(batch, target_length)` padding mask of the decoder inputs.
+            labels: `(batch, target_length)` target ids ending in eos, padded with -100.
+            encoder_outputs: precomputed encoder output (used by `generate()`).
+            past_key_values: the cache for incremental decoding.
+            use_cache: return the cache for the next step.
+            output_attentions: also return the decoder's self- and cross-attention weights.
+            output_hidden_states: also return the decoder's hidden states (where the decoder gives them).
+            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
+
+        Returns:
+            `output_class` (a `Seq2SeqLMOutput`) with `logits (batch, target_length, vocab_size)` and `loss` when
+            `labels` are given.
+        """
+        encoder_outputs = self._encoder_outputs(pixel_values, pixel_mask, encoder_outputs)
+        options = dict(
+            decoder_attention_mask=decoder_attention_mask,
+            past_key_values=self._decoding_cache(resolve_cache(past_key_values, cache), bool(use_cache)),
+            use_cache=bool(use_cache),
+            output_attentions=bool(output_attentions),
+            output_hidden_states=bool(output_hidden_states),
+        )
+        if decoder_input_ids is None:
+            if labels is None:
+                raise ValueError("Pass `labels` or `decoder_input_ids`.")
+            return self._teacher_forcing(encoder_outputs, labels, **options)
+        return self._read(encoder_outputs, decoder_input_ids, labels, **options)
+
+    def _encoder_outputs(self, pixel_values, pixel_mask, encoder_outputs) -> RecognizerEncoderOutput:
+        """The encoder's output for `pixel_values`, or `encoder_outputs` as given (a tuple made the output)."""
+        if encoder_outputs is None:
+            if pixel_values is None:
+                raise ValueError("Pass `pixel_values` (batch, channels, height, width) or `encoder_outputs`.")
+            return self.encoder(pixel_values, pixel_mask=pixel_mask)
+        if not isinstance(encoder_outputs, RecognizerEncoderOutput):
+            encoder_outputs = RecognizerEncoderOutput(*encoder_outputs)
+        return encoder_outputs
+
+    def _decoding_cache(self, past_key_values, use_cache: bool):
+        """The cache to decode with: a new one when `use_cache` asks for one and none was given."""
+        if use_cache and past_key_values is None:
+            return EncoderDecoderCache(DynamicCache(), DynamicCache())
+        return past_key_values
+
+    def _teacher_forcing(self, encoder_outputs, labels: torch.LongTensor, **options) -> Seq2SeqLMOutput:
+        """`forward` given `labels` and no decoder inputs: the labels shifted right are the decoder's inputs."""
+        decoder_input_ids = shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+        return self._read(encoder_outputs, decoder_input_ids, labels, **options)
+
+    def _read(
+        self, encoder_outputs, decoder_input_ids: torch.LongTensor, labels: torch.LongTensor | None, *,
+        decoder_attention_mask, past_key_values, use_cache: bool, output_attentions: bool, output_hidden_states: bool,
+    ) -> Seq2SeqLMOutput:
+        """Decode `decoder_input_ids` and score them against `labels` (when given)."""
+        logits, steps = self._decode(
+            encoder_outputs, decoder_input_ids, decoder_attention_mask, past_key_values, use_cache,
+            output_attentions, output_hidden_states,
+        )
+        return self.output_class(
+            loss=self._loss(logits, labels, encoder_outputs) if labels is not None else None,
+            logits=logits,
+            **{CACHE_NAME: steps.past_key_values if use_cache else None},
+            decoder_hidden_states=steps.hidden_states,
+            decoder_attentions=steps.self_attentions,
+            cross_attentions=steps.cross_attentions,
+            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
+        )
+
+    def _loss(self, logits: torch.Tensor, labels: torch.LongTensor, encoder_outputs) -> torch.Tensor:
+        """Token-mean cross-entropy (with the configuration's `label_smoothing`), mixed with the CTC loss of the
+        encoder's output by `ctc_loss_weight` where the model has a CTC head."""
+        loss = recognition_loss(logits, labels, getattr(self.config, "label_smoothing", 0.0))
+        if getattr(self, "ctc_head", None) is None:
+            return loss
+        alignment_loss = ctc_loss(
+            self.ctc_head(encoder_outputs.last_hidden_state),
+            labels,
+            blank_token_id=self.config.pad_token_id,
+            eos_token_id=self.config.eos_token_id,
+            source_mask=encoder_outputs.attention_mask,
+        )
+        return (1 - self.config.ctc_loss_weight) * loss + self.config.ctc_loss_weight * alignment_loss
+
+
+class EncoderDecoderRecognizerMixin(RecognizerForwardMixin, CTCReadingMixin):
+    """An encoder-decoder recognizer built from textrec's own decoder (`self.decoder`, `self.lm_head`): its
+    `_decode`, embeddings and vocabulary reset, with the one `forward` of `RecognizerForwardMixin`."""
 
     def get_encoder(self):
         return self.encoder
@@ -252,56 +375,16 @@ class EncoderDecoderRecognizerMixin(CTCReadingMixin):
         self.set_output_embeddings(head.to(old_embedding.weight.device))
         self.config.vocab_size = vocab_size
 
-    def forward(
+    def _decode(
         self,
-        pixel_values: torch.FloatTensor | None = None,
-        pixel_mask: torch.LongTensor | None = None,
-        decoder_input_ids: torch.LongTensor | None = None,
+        encoder_outputs: RecognizerEncoderOutput,
+        decoder_input_ids: torch.LongTensor,
         decoder_attention_mask: torch.LongTensor | None = None,
-        labels: torch.LongTensor | None = None,
-        encoder_outputs: RecognizerEncoderOutput | tuple | None = None,
         past_key_values: EncoderDecoderCache | None = None,
-        use_cache: bool | None = None,
-        output_attentions: bool | None = None,
-        return_dict: bool | None = None,
-        cache: EncoderDecoderCache | None = None,
-        **kwargs,
-    ) -> Seq2SeqLMOutput:
-        """
-        Args:
-            pixel_values: `(batch, channels, height, width)` images from the processor.
-            pixel_mask: `(batch, height, width)`, 1 on real pixels, 0 on padding.
-            decoder_input_ids: `(batch, target_length)`; built from `labels` when omitted.
-            decoder_attention_mask: `(batch, target_length)` padding mask of the decoder inputs.
-            labels: `(batch, target_length)` target ids ending in eos, padded with -100.
-            encoder_outputs: precomputed encoder output (used by `generate()`).
-            past_key_values: `EncoderDecoderCache` for incremental decoding.
-            use_cache: return the cache for the next step.
-            output_attentions: also return self- and cross-attention weights.
-            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
-
-        Returns:
-            `Seq2SeqLMOutput` with `logits (batch, target_length, vocab_size)` and `loss` when
-            `labels` are given.
-        """
-        output_attentions = bool(output_attentions)
-        if encoder_outputs is None:
-            if pixel_values is None:
-                raise ValueError("Pass `pixel_values` (batch, channels, height, width) or `encoder_outputs`.")
-            encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
-        elif not isinstance(encoder_outputs, RecognizerEncoderOutput):
-            encoder_outputs = RecognizerEncoderOutput(*encoder_outputs)
-
-        if decoder_input_ids is None:
-            if labels is None:
-                raise ValueError("Pass `labels` or `decoder_input_ids`.")
-            decoder_input_ids = shift_tokens_right(
-                labels, self.config.pad_token_id, self.config.decoder_start_token_id
-            )
-        past_key_values = resolve_cache(past_key_values, cache)
-        if use_cache and past_key_values is None:
-            past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
-
+        use_cache: bool = False,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+    ) -> tuple[torch.Tensor, DecoderSteps]:
         decoder_outputs = self.decoder(
             input_ids=decoder_input_ids,
             encoder_hidden_states=encoder_outputs.last_hidden_state,
@@ -310,25 +393,5 @@ class EncoderDecoderRecognizerMixin(CTCReadingMixin):
             past_key_values=past_key_values,
             output_attentions=output_attentions,
         )
-        logits = self.lm_head(decoder_outputs.last_hidden_state)
-        loss = None
-        if labels is not None:
-            loss = recognition_loss(logits, labels, getattr(self.config, "label_smoothing", 0.0))
-            if getattr(self, "ctc_head", None) is not None:
-                ctc_weight = self.config.ctc_loss_weight
-                alignment_loss = ctc_loss(
-                    self.ctc_head(encoder_outputs.last_hidden_state),
-                    labels,
-                    blank_token_id=self.config.pad_token_id,
-                    eos_token_id=self.config.eos_token_id,
-                    source_mask=encoder_outputs.attention_mask,
-                )
-                loss = (1 - ctc_weight) * loss + ctc_weight * alignment_loss
-        return Seq2SeqLMOutput(
-            loss=loss,
-            logits=logits,
-            **{CACHE_NAME: past_key_values if use_cache else None},
-            decoder_attentions=decoder_outputs.self_attentions,
-            cross_attentions=decoder_outputs.cross_attentions,
-            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
-        )
+        steps = DecoderSteps(past_key_values, None, decoder_outputs.self_attentions, decoder_outputs.cross_attentions)
+        return self.lm_head(decoder_outputs.last_hidden_state), steps

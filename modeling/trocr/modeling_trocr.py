@@ -14,18 +14,17 @@ term, that make textrec's line models read within the hour. Lines keep their asp
 import torch
 from torch import nn
 from transformers import TrOCRForCausalLM, VisionEncoderDecoderModel
-from transformers.cache_utils import DynamicCache, EncoderDecoderCache
-from transformers.modeling_outputs import Seq2SeqLMOutput
+from transformers.cache_utils import EncoderDecoderCache
 
-from .configuration_trocr_recognizer import TrOCRRecognizerConfig
-from .ctc import CTCHead, ctc_loss
-from .generation_cache import CACHE_NAME, resolve_cache
+from .configuration_trocr import TrOCRRecognizerConfig
+from .ctc import CTCHead
+from .generation_cache import CACHE_NAME
 from .initialization import init_recognizer_weights
 from .modeling_self_attention import SelfAttentionRecognizerEncoder
-from .recognizer import CTCReadingMixin, RecognizerEncoderOutput, recognition_loss, shift_tokens_right
+from .recognizer import CTCReadingMixin, DecoderSteps, RecognizerEncoderOutput, RecognizerForwardMixin
 
 
-class TrOCRForTextRecognition(CTCReadingMixin, VisionEncoderDecoderModel):
+class TrOCRForTextRecognition(RecognizerForwardMixin, CTCReadingMixin, VisionEncoderDecoderModel):
     """A `VisionEncoderDecoderModel` of textrec's convolutional line encoder and transformers' TrOCR decoder.
 
     `pixel_values (batch, channels, 32, width)` and `pixel_mask (batch, 32, width)` in; `Seq2SeqLMOutput` out,
@@ -35,9 +34,6 @@ class TrOCRForTextRecognition(CTCReadingMixin, VisionEncoderDecoderModel):
     """
 
     config_class = TrOCRRecognizerConfig
-    main_input_name = "pixel_values"
-    # The loss is a plain token mean: the Trainer must keep dividing it for gradient accumulation.
-    accepts_loss_kwargs = False
 
     def __init__(
         self,
@@ -76,54 +72,20 @@ class TrOCRForTextRecognition(CTCReadingMixin, VisionEncoderDecoderModel):
         self.config.decoder.vocab_size = vocab_size
         self.decoder.config.vocab_size = vocab_size
 
-    def forward(
+    def _decode(
         self,
-        pixel_values: torch.FloatTensor | None = None,
-        pixel_mask: torch.LongTensor | None = None,
-        decoder_input_ids: torch.LongTensor | None = None,
+        encoder_outputs: RecognizerEncoderOutput,
+        decoder_input_ids: torch.LongTensor,
         decoder_attention_mask: torch.LongTensor | None = None,
-        labels: torch.LongTensor | None = None,
-        encoder_outputs: RecognizerEncoderOutput | tuple | None = None,
         past_key_values: EncoderDecoderCache | None = None,
-        use_cache: bool | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
-        return_dict: bool | None = None,
-        cache: EncoderDecoderCache | None = None,
-        **kwargs,
-    ) -> Seq2SeqLMOutput:
-        """
-        Args:
-            pixel_values: `(batch, channels, height, width)` images from the processor.
-            pixel_mask: `(batch, height, width)`, 1 on real pixels, 0 on padding.
-            decoder_input_ids: `(batch, target_length)`; built from `labels` when omitted.
-            decoder_attention_mask: `(batch, target_length)` padding mask of the decoder inputs.
-            labels: `(batch, target_length)` target ids ending in eos, padded with -100.
-            encoder_outputs: precomputed encoder output (used by `generate()`).
-            past_key_values: `EncoderDecoderCache` for incremental decoding.
-            use_cache: return the cache for the next step.
-            output_attentions: also return the decoder's self- and cross-attention weights.
-            cache: `past_key_values` under the name transformers 5.24 on gives it (see `generation_cache`).
-
-        Returns:
-            `Seq2SeqLMOutput` with `logits (batch, target_length, vocab_size)` and `loss` when `labels` are given.
-        """
-        if encoder_outputs is None:
-            if pixel_values is None:
-                raise ValueError("Pass `pixel_values` (batch, channels, height, width) or `encoder_outputs`.")
-            encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
-        elif not isinstance(encoder_outputs, RecognizerEncoderOutput):
-            encoder_outputs = RecognizerEncoderOutput(*encoder_outputs)
+        use_cache: bool = False,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+    ) -> tuple[torch.Tensor, DecoderSteps]:
+        """transformers' `TrOCRForCausalLM` over the encoder's output (projected to its width where they differ)."""
         encoder_hidden_states = encoder_outputs.last_hidden_state
         if hasattr(self, "enc_to_dec_proj"):
             encoder_hidden_states = self.enc_to_dec_proj(encoder_hidden_states)
-        if decoder_input_ids is None:
-            if labels is None:
-                raise ValueError("Pass `labels` or `decoder_input_ids`.")
-            decoder_input_ids = shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
-        past_key_values = resolve_cache(past_key_values, cache)
-        if use_cache and past_key_values is None:
-            past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
         decoder_outputs = self.decoder(
             input_ids=decoder_input_ids,
             attention_mask=decoder_attention_mask,
@@ -134,28 +96,9 @@ class TrOCRForTextRecognition(CTCReadingMixin, VisionEncoderDecoderModel):
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
         )
-        logits = decoder_outputs.logits
-        loss = None
-        if labels is not None:
-            loss = recognition_loss(logits, labels)
-            if self.ctc_head is not None:
-                alignment_loss = ctc_loss(
-                    self.ctc_head(encoder_outputs.last_hidden_state),
-                    labels,
-                    blank_token_id=self.config.pad_token_id,
-                    eos_token_id=self.config.eos_token_id,
-                    source_mask=encoder_outputs.attention_mask,
-                )
-                loss = (1 - self.config.ctc_loss_weight) * loss + self.config.ctc_loss_weight * alignment_loss
-        return Seq2SeqLMOutput(
-            loss=loss,
-            logits=logits,
-            **{CACHE_NAME: getattr(decoder_outputs, CACHE_NAME) if use_cache else None},
-            decoder_hidden_states=decoder_outputs.hidden_states,
-            decoder_attentions=decoder_outputs.attentions,
-            cross_attentions=decoder_outputs.cross_attentions,
-            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
-        )
+        steps = DecoderSteps(getattr(decoder_outputs, CACHE_NAME), decoder_outputs.hidden_states,
+                             decoder_outputs.attentions, decoder_outputs.cross_attentions)
+        return decoder_outputs.logits, steps
 
 
 TrOCRForTextRecognition.register_for_auto_class("AutoModelForImageTextToText")
