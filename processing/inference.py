@@ -186,6 +186,10 @@ def check_image_list(images) -> None:
         )
 
 
+SORT_WINDOW_BATCHES = 8
+"""`iter_recognize` reads the images in windows of this many batches, each window sorted by aspect ratio."""
+
+
 @torch.inference_mode()
 def iter_recognize(
     model,
@@ -209,6 +213,10 @@ def iter_recognize(
     `on_error="skip"`, yields `(position, None, why)` and the other images are read all the same. An image far
     outside what the model reads (tiny, or of an extreme aspect ratio: the image processor's `size_warning`)
     is read, with a one-line warning naming it.
+
+    Images are read in windows of `SORT_WINDOW_BATCHES` batches: within a window, lines of like aspect ratio share
+    a batch, so that a batch of short and long lines does not pad the short ones to the longest; the results come
+    in order as each window is done.
 
     The model receives what the processor returns (a `pixel_mask` only where its image processor pads).
     `images` must be a list (or other sequence): one image alone is refused (`check_image_list`).
@@ -237,27 +245,37 @@ def iter_recognize(
         generate_kwargs["num_beams"] = num_beams
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens
-    for begin in tqdm(range(0, len(images), batch_size), desc="recognizing", unit="batch", disable=not progress):
-        loaded, failures = {}, {}
-        for index in range(begin, min(begin + batch_size, len(images))):
-            try:
-                loaded[index] = load_image(images[index])
-            except (ValueError, TypeError) as error:
-                message = f"{describe_image(images[index], index, len(images))}: {error}"
-                if on_error == "raise":
-                    raise type(error)(message) from error
-                failures[index] = message
-                continue
-            problem = processor.image_processor.size_warning(loaded[index].width, loaded[index].height, loaded[index])
-            if problem is not None:
-                logger.warning("%s: %s; read all the same", describe_image(images[index], index, len(images)), problem)
-        texts = {}
-        if loaded:
-            inputs = processor(images=list(loaded.values()), return_tensors="pt", warn_images_out_of_range=False).to(model.device)
-            sequences = read_batch(model, inputs, decoding, **generate_kwargs)
-            texts = dict(zip(loaded, processor.batch_decode(sequences, skip_special_tokens=True)))
-        for index in range(begin, min(begin + batch_size, len(images))):
-            yield index, texts.get(index), failures.get(index)
+    window = batch_size * SORT_WINDOW_BATCHES
+    with tqdm(total=-(-len(images) // batch_size), desc="recognizing", unit="batch", disable=not progress) as bar:
+        for begin in range(0, len(images), window):
+            positions = range(begin, min(begin + window, len(images)))
+            loaded, failures = {}, {}
+            for index in positions:
+                try:
+                    loaded[index] = load_image(images[index])
+                except (ValueError, TypeError) as error:
+                    message = f"{describe_image(images[index], index, len(images))}: {error}"
+                    if on_error == "raise":
+                        raise type(error)(message) from error
+                    failures[index] = message
+                    continue
+                problem = processor.image_processor.size_warning(loaded[index].width, loaded[index].height, loaded[index])
+                if problem is not None:
+                    logger.warning("%s: %s; read all the same", describe_image(images[index], index, len(images)), problem)
+            # Lines of like aspect ratio share a batch, so that a batch pads little (a reading does not depend on
+            # its batch: the image processor ends every line in the same padding).
+            by_shape = sorted(loaded, key=lambda index: loaded[index].width / max(loaded[index].height, 1))
+            texts = {}
+            for start in range(0, len(by_shape), batch_size):
+                batch = by_shape[start : start + batch_size]
+                inputs = processor(images=[loaded[index] for index in batch], return_tensors="pt",
+                                   warn_images_out_of_range=False).to(model.device)
+                sequences = read_batch(model, inputs, decoding, **generate_kwargs)
+                texts.update(zip(batch, processor.batch_decode(sequences, skip_special_tokens=True)))
+                bar.update()
+            bar.update(-(-len(positions) // batch_size) - -(-len(by_shape) // batch_size))  # batches of failures only
+            for index in positions:
+                yield index, texts.get(index), failures.get(index)
 
 
 def recognize(model, processor, images: list, **kwargs) -> RecognitionResult:

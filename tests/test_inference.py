@@ -5,6 +5,7 @@ model gives none."""
 import json
 
 import torch
+from PIL import Image, ImageDraw
 from transformers import TrOCRConfig, ViTConfig, VisionEncoderDecoderConfig, VisionEncoderDecoderModel
 
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor, build_char_tokenizer
@@ -64,3 +65,28 @@ def test_the_pixel_mask_follows_the_resize_mode_and_is_not_saved(tmp_path):
     saved["model_input_names"] = ["pixel_values", "pixel_mask"]
     (tmp_path / "preprocessor_config.json").write_text(json.dumps(saved))
     assert TextRecognitionImageProcessor.from_pretrained(tmp_path).model_input_names == ["pixel_values"]
+
+
+def test_lines_of_like_width_share_a_batch_and_results_keep_their_order():
+    from textrec.modeling import CRNNConfig, CRNNForTextRecognition
+    from textrec.processing import inference
+
+    torch.manual_seed(0)
+    model = CRNNForTextRecognition(CRNNConfig.from_preset("tiny", vocab_size=20, max_target_length=12)).eval()
+    processor = TextRecognitionProcessor(TextRecognitionImageProcessor(), build_char_tokenizer("abcdef"))
+    widths = [400, 40, 380, 60, 420, 50, 360, 70]  # long and short lines, alternating
+    images = [Image.new("L", (width, 32), 255) for width in widths]
+    for image, width in zip(images, widths):
+        ImageDraw.Draw(image).rectangle([4, 8, width - 4, 24], fill=0)
+    batch_widths = []
+
+    class RecordingProcessor(TextRecognitionProcessor):
+        def __call__(self, *args, **kwargs):
+            batch_widths.append([image.width for image in kwargs["images"]])
+            return super().__call__(*args, **kwargs)
+
+    processor = RecordingProcessor(processor.image_processor, processor.tokenizer)
+    sorted_texts = recognize(model, processor, images, batch_size=4, progress=False).texts
+    assert batch_widths == [[40, 50, 60, 70], [360, 380, 400, 420]]  # not [400, 40, 380, 60], [420, 50, 360, 70]
+    alone = [recognize(model, processor, [image], progress=False).texts[0] for image in images]
+    assert sorted_texts == alone  # each text at its image's position
