@@ -27,6 +27,8 @@ def render_model_card(
     training_data: str | None = None,
     evaluation_note: str | None = None,
     dataset_splits: dict[str, str] | None = None,
+    license: str = "apache-2.0",
+    data_terms: str | None = None,
     template: str = "text_recognition.md",
 ) -> ModelCard:
     """A model card whose metadata holds `pipeline_tag`, tags and a `model-index` entry per metric and dataset.
@@ -42,6 +44,8 @@ def render_model_card(
             says its own); by default "the `dataset_split` split, `eval_samples` images each".
         dataset_splits: the split of each dataset whose split is not `dataset_split` (for `model-index`).
         reads, tokens: what one image holds and what the vocabulary's tokens are (`ArchitectureSpec`).
+        license: the licence in the card's metadata (`"other"` where the training data's terms bind the model).
+        data_terms: the terms of the training data, for a card section of their own.
     """
     evaluations = {dataset_name: eval_results, **(more_evaluations or {})}
     evaluations = {
@@ -52,7 +56,7 @@ def render_model_card(
         model_name=repo_id.split("/")[-1],
         library_name="transformers",
         pipeline_tag="image-to-text",
-        license="apache-2.0",
+        license=license,
         tags=["textrec", "ocr", "text-recognition", architecture],
         eval_results=[
             EvalResult(
@@ -92,6 +96,7 @@ def render_model_card(
         decoding=decoding,
         has_decoder=bool(getattr(model.config, "is_encoder_decoder", False)),
         training_data=training_data,
+        data_terms=data_terms,
         evaluation_note=evaluation_note,
         eval_samples=eval_samples,
         training_summary=training_summary,

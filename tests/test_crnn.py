@@ -91,3 +91,18 @@ def test_model_card_reads_with_generate_which_is_best_path():
     )
     assert "ids = model.generate(**inputs)  # CTC best path" in card.content
     assert "attention decoder" not in card.content
+
+
+def test_a_model_bound_by_its_data_terms_says_so_in_its_card():
+    from textrec.model_cards.card import render_model_card
+
+    arguments = dict(
+        model=tiny_model(), architecture="crnn", architecture_description="CRNN.", reads="one line of text",
+        tokens="characters", repo_id="crnn-handwriting", dataset_name="iam-ondb", dataset_split="test",
+        eval_results={"cer": 0.1}, eval_samples=10, training_summary="4 steps.", decoding="ctc",
+    )
+    free = render_model_card(**arguments)
+    bound = render_model_card(**arguments, license="other", data_terms="For non-commercial research only.")
+    assert free.data.license == "apache-2.0" and "Terms of the training data" not in free.content
+    assert bound.data.license == "other"
+    assert "## Terms of the training data\n\nFor non-commercial research only." in bound.content

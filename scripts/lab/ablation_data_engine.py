@@ -18,10 +18,9 @@ import sys
 from pathlib import Path
 
 from ablation_recipe import train_variants
-from releases import ENGINE_STAGE_ARGUMENTS, evaluate_on_real_sets
+from releases import ENGINE_DATA, ENGINE_STAGE_ARGUMENTS, evaluate_on_real_sets
 from textrec.processing.inference import load_recognizer
 
-ENGINE_DATA = "synthetic-lines:font_style=print,max_chars=80,look=captured,num_proc=2"
 VARIANTS = {
     "engine": ("the data engine as released (~800 fonts, scanner effects, 35% scene composites)", ENGINE_DATA),
     "no-scene": ("no scene composites (every line a scan)", ENGINE_DATA + ",scene_share=0"),

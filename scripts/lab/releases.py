@@ -66,8 +66,10 @@ class Release:
             files that a clean clone does not have (MNIST).
         earlier_commands: the commands that trained what `train_arguments` starts from (`--model_name_or_path`),
             in order, for a release trained in stages; the card gives them before its own.
-        real_sets: also read the real development sets (`real_sets.py`, beside the checkout) when packaging;
-            their results lead the card's.
+        real_sets: the real development sets (`real_sets.py`, beside the checkout) read when packaging; their
+            results lead the card's.
+        license: the card's licence; data_terms: the terms of its training data, where they bind the model (a
+            model trained on research-use data).
     """
 
     name: str
@@ -81,7 +83,9 @@ class Release:
     guard_cer: float = 0.05
     guard_samples: str | None = None
     earlier_commands: tuple[str, ...] = ()
-    real_sets: bool = False
+    real_sets: tuple[str, ...] = ()
+    license: str = "apache-2.0"
+    data_terms: str = ""
 
     def training_command(self, run_dir: str) -> str:
         if self.study:
@@ -129,8 +133,14 @@ def line_release_arguments(architecture: str, max_train_minutes: int) -> tuple[s
     )
 
 
+PRINT_AND_SCENE_SETS = ("receipts", "historic-print", "scene")
+HANDWRITING_SETS = ("iam-ondb", "washington")
+"""The real sets of `real_sets.py` a release is measured on (by name)."""
+
+ENGINE_DATA = "synthetic-lines:font_style=print,max_chars=80,look=captured,num_proc=2"
+"""The data engine as the line releases learn from it."""
 ENGINE_STAGE_ARGUMENTS = (
-    "--dataset=synthetic-lines:font_style=print,max_chars=80,look=captured,num_proc=2",
+    f"--dataset={ENGINE_DATA}",
     "--max_train_samples=50000",
     "--eval_dataset=synthetic-lines:font_style=print,max_chars=80,look=captured",
     "--max_eval_samples=300",
@@ -187,7 +197,35 @@ RELEASES = {
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
                            "tight and loose crops), after 120,000 clean print and handwriting-style renderings; "
                            "no real image"),
-            real_sets=True,
+            real_sets=PRINT_AND_SCENE_SETS,
+        ),
+        # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
+        # scanned) beside the data engine's print, so that print still reads.
+        Release(
+            name="crnn-handwriting",
+            architecture="crnn",
+            train_arguments=(
+                "--model=crnn",
+                "--model_name_or_path=crnn-lines",
+                f"--dataset={ENGINE_DATA} + captured:../shared/data/real/handwriting:copies=4,num_proc=2",
+                *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
+                "--learning_rate=3e-4",
+                "--warmup_steps=200",
+                "--max_steps=3500",
+                "--seed=42",
+            ),
+            test_sets=LINE_TEST_SETS,
+            training_data=("the 9,112 training lines of IAM-OnDB (real pen strokes of 1,314 forms, rendered to images; "
+                           "`../shared/data/real/handwriting/train`), 4 captured copies each (slant, elastic strokes, "
+                           "stroke width, blur, paper, scanner effects), mixed with 50,000 lines of the data engine "
+                           "(`synthetic-lines:look=captured`), after `crnn-lines`"),
+            real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
+            license="other",
+            data_terms=("This model learned from IAM-OnDB (M. Liwicki and H. Bunke, \"IAM-OnDB - an On-Line English "
+                        "Sentence Database Acquired from Handwritten Text on a Whiteboard\", ICDAR 2005; FKI group, "
+                        "University of Bern), which is free for non-commercial research after registration. Use the "
+                        "model for research and demonstrations only, and cite that paper. Its print training data "
+                        "is rendered by textrec from fonts and carries no such terms."),
         ),
         # TrOCR's decoder over the same encoder, trained identically: the TrOCR peer, and the TrOCR that the
         # TrOCR-CharBERT study starts from.
@@ -305,7 +343,7 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
     if release.real_sets:
         synthetic = {f"synthetic, rendered by textrec: `{dataset}` (test, {release.test_samples} images)": scores
                      for dataset, scores in evaluations.items()}
-        real = evaluate_on_real_sets(model, processor)
+        real = evaluate_on_real_sets(model, processor, names=release.real_sets)
         dataset_splits = dict.fromkeys(real, "development")
         evaluations = {**real, **synthetic}
         evaluation_note = ("Real images first (never trained on; the development part of each set, scored under its "
@@ -329,6 +367,8 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         training_command="\n  ".join([*release.earlier_commands, release.training_command(f"runs/{release.name}")]),
         evaluation_note=evaluation_note,
         dataset_splits=dataset_splits,
+        license=release.license,
+        data_terms=release.data_terms,
     )
     card.save(folder / "README.md")
     for path in folder.iterdir():
@@ -337,19 +377,22 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
     return folder
 
 
-def evaluate_on_real_sets(model, processor, split: str = "development", limit: int | None = None) -> dict[str, dict[str, float]]:
-    """CER, WER and sequence accuracy of `model` on each real set of `real_sets.py` (its `split`; its first `limit`
-    images), under the set's protocol, named for a card: "real: <description> (<split>, <n> images)"."""
+def evaluate_on_real_sets(
+    model, processor, split: str = "development", limit: int | None = None, names: tuple[str, ...] | None = None
+) -> dict[str, dict[str, float]]:
+    """CER, WER and sequence accuracy of `model` on real sets of `real_sets.py` (`names`, by default the print and
+    scene sets; their `split`; their first `limit` images), under each set's protocol, named for a card:
+    "real: <description> (<split>, <n> images)"."""
     from benchmark_real_data import score_system  # here, not at the top: that benchmark imports this module
-    from real_sets import REAL_DATA_DIR, REAL_SETS, load_real_set
+    from real_sets import ALL_SETS, REAL_DATA_DIR, load_real_set
 
     if not REAL_DATA_DIR.is_dir():
         raise SystemExit(f"this release is measured on the real sets, which are not at {REAL_DATA_DIR} "
                          "(set TEXTREC_REAL_DATA to their folder)")
-    sets = {name: tuple(part[:limit] for part in load_real_set(name, split)) for name in REAL_SETS}
+    sets = {name: tuple(part[:limit] for part in load_real_set(name, split)) for name in names or PRINT_AND_SCENE_SETS}
     scores = score_system(lambda paths: recognize(model, processor, [str(path) for path in paths], batch_size=32).texts, sets)
     logger.info("%s on the real sets (%s), CER: %s", type(model).__name__, split, {name: scores[name]["cer"] for name in sets})
-    return {f"real: {REAL_SETS[name].description} ({split}, {len(sets[name][0]):,} images)": scores[name] for name in sets}
+    return {f"real: {ALL_SETS[name].description} ({split}, {len(sets[name][0]):,} images)": scores[name] for name in sets}
 
 
 def training_summary(run_dir: str) -> str:
