@@ -44,6 +44,7 @@ RELEASE_FONT_PACKAGES=(
   fonts-ebgaramond-extra fonts-cabin fonts-fantasque-sans fonts-hermit fonts-fanwood fonts-lindenhill
   fonts-prociono fonts-sil-gentium fonts-yanone-kaffeesatz fonts-lobstertwo fonts-mplus
   fonts-play fonts-sora fonts-spleen fonts-stix fonts-tuffy fonts-vollkorn
+  fonts-blankenburg fonts-oflb-asana-math
 )
 [ "$RELEASE_FONTS" = yes ] && DEBIAN_PACKAGES+=("${RELEASE_FONT_PACKAGES[@]}")
 

@@ -72,3 +72,34 @@ def test_the_engine_levers_change_what_they_name():
     assert 1 <= len(set(few["font"])) <= 2
     with pytest.raises(ValueError, match="scene_share"):
         make_synthetic_lines(2, look="captured", scene_share=1.5, cache_dir=False)
+
+
+def test_math_fraktur_letters_map_to_unicode_fraktur_and_the_rest_stays():
+    from textrec.processing.data.fraktur import to_math_fraktur
+
+    assert to_math_fraktur("Aa Cz 1848.") == "\U0001D504\U0001D51E \u212D\U0001D537 1848."
+    assert to_math_fraktur("Ab", bold=True) == "\U0001D56C\U0001D587"
+
+
+def test_fraktur_lines_are_drawn_in_fraktur_with_plain_labels():
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.data.fraktur import fraktur_fonts
+
+    if not fraktur_fonts():
+        pytest.skip("no font draws Fraktur here (fonts-dejavu-extra, fonts-noto-core or fonts-blankenburg)")
+    fraktur_names = {path.name for path, _ in fraktur_fonts()}
+    lines = make_synthetic_lines(40, seed=2, look="captured", fraktur_share=0.5, cache_dir=False)
+    drawn_in_fraktur = [row for row in lines if row["font"] in fraktur_names]
+    assert 8 <= len(drawn_in_fraktur) <= 32
+    assert all(text.isascii() for text in lines["text"])  # labels are the plain text
+    plain = make_synthetic_lines(40, seed=2, look="captured", cache_dir=False)
+    assert not fraktur_names & set(plain["font"])
+    with pytest.raises(ValueError, match="fraktur_share must be within 0 and 1"):
+        make_synthetic_lines(2, fraktur_share=1.5, cache_dir=False)
+
+
+def test_blackletter_fonts_are_not_print_fonts():
+    from textrec.processing.data.fonts import classify_family
+
+    assert classify_family("Blankenburg_UNZ1A") == "blackletter" and classify_family("UnifrakturMaguntia") == "blackletter"
+    assert classify_family("DejaVu Serif") == "print"

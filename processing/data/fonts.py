@@ -58,6 +58,11 @@ HANDWRITING_FAMILIES = (
 )
 """Lower-case substrings of family names that mark a handwriting-style font."""
 
+BLACKLETTER_FAMILIES = ("blankenburg", "fraktur")
+"""Lower-case substrings of family names of blackletter fonts: neither print nor handwriting style (they would
+change what every print line looks like); the data engine draws them for its Fraktur lines
+(:mod:`.fraktur`)."""
+
 CAPS_ONLY_FAMILIES = ("humor sans", "bebas neue", "titling")
 """Lower-case substrings of family names of fonts that draw lower-case letters as capitals."""
 
@@ -77,7 +82,7 @@ class FontInfo:
         path: The font file.
         family: Family name from the font's ``name`` table.
         subfamily: Subfamily (weight/slant) name from the ``name`` table.
-        style: ``"print"`` or ``"handwriting"``.
+        style: ``"print"``, ``"handwriting"`` or ``"blackletter"``.
         codepoints: Unicode code points the font's character map covers.
         caps_only: Whether lower-case letters are drawn as capitals (see
             :data:`CAPS_ONLY_FAMILIES`); text rendered with it must be upper-cased to match.
@@ -99,8 +104,11 @@ def font_search_dirs() -> list[Path]:
 
 
 def classify_family(family: str) -> str:
-    """``"handwriting"`` for the families of :data:`HANDWRITING_FAMILIES`, else ``"print"``."""
+    """``"handwriting"`` for the families of :data:`HANDWRITING_FAMILIES`, ``"blackletter"`` for those of
+    :data:`BLACKLETTER_FAMILIES`, else ``"print"``."""
     lowered = family.lower()
+    if any(name in lowered for name in BLACKLETTER_FAMILIES):
+        return "blackletter"
     return "handwriting" if any(name in lowered for name in HANDWRITING_FAMILIES) else "print"
 
 

@@ -36,6 +36,7 @@ from PIL import Image, ImageDraw, ImageFont
 from .augmentation import augment as augment_image
 from .capture_effects import scan_effects, scene_composite
 from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only, list_fonts
+from .fraktur import fraktur_fonts, to_math_fraktur
 from .generation import CacheDir, cached_dataset, generate_indexed
 from .text_sampling import corpus_fingerprint, sample_text
 
@@ -57,6 +58,8 @@ SHORT_LINE_SHARE = 0.3
 SHORT_LINE_CHARS = 12
 """``captured`` lines: this share is upper-cased, and this share is at most `SHORT_LINE_CHARS` long
 (headings, labels, prices, single words)."""
+FRAKTUR_BOLD_SHARE = 0.3
+"""Share of the Fraktur lines drawn in a mathematics font's bold Fraktur."""
 DEFAULT_FONT_NAME = "pillow-default"
 """The ``font`` value of lines drawn with Pillow's bundled font (when no system font was found)."""
 
@@ -166,6 +169,8 @@ def _render_example(
     look: str = "clean",
     scene_share: float = SCENE_SHARE,
     scan_effects_on: bool = True,
+    fraktur_share: float = 0.0,
+    fraktur: tuple[tuple[str, bool], ...] = (),
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
@@ -179,8 +184,12 @@ def _render_example(
     path = candidates[int(rng.integers(len(candidates)))]
     if path in caps_only_fonts:
         text = text.upper()
+    drawn = text
+    if fraktur_share and rng.random() < fraktur_share:  # drawn only when asked: other lines stay as they were
+        path, math_alphabet = fraktur[int(rng.integers(len(fraktur)))]
+        drawn = to_math_fraktur(text, bold=rng.random() < FRAKTUR_BOLD_SHARE) if math_alphabet else text
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
-    image = render_line(text, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
+    image = render_line(drawn, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
                         scan_effects_on=scan_effects_on)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
@@ -216,6 +225,7 @@ def make_synthetic_lines(
     scene_share: float = SCENE_SHARE,
     scan_effects: bool = True,
     max_fonts: int | None = None,
+    fraktur_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -236,6 +246,9 @@ def make_synthetic_lines(
             scanners, receipt printers and cameras show text; see the module docstring).
         scene_share: with ``look="captured"``, the share of lines made to look like scene text.
         scan_effects: with ``look="captured"``, whether the other lines get the scanner effects.
+        fraktur_share: the share of lines drawn in Fraktur (:mod:`.fraktur`: the Mathematical Fraktur alphabets of
+            the mathematics fonts, blackletter text fonts), as 19th-century German books print; the label is the
+            plain text. Needs such a font (``fonts-dejavu-extra``, ``fonts-noto-core``, ``fonts-blankenburg``).
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
@@ -260,6 +273,12 @@ def make_synthetic_lines(
         fonts = {style: _font_subset(paths, max_fonts) for style, paths in fonts.items()}
     if not 0 <= scene_share <= 1:
         raise ValueError(f"scene_share must be within 0 and 1, got {scene_share}")
+    if not 0 <= fraktur_share <= 1:
+        raise ValueError(f"fraktur_share must be within 0 and 1, got {fraktur_share}")
+    fraktur = tuple((str(path), math_alphabet) for path, math_alphabet in fraktur_fonts()) if fraktur_share else ()
+    if fraktur_share and not fraktur:
+        raise ValueError("fraktur_share needs a font drawing Fraktur: install fonts-dejavu-extra or fonts-blankenburg "
+                         "(bash scripts/setup.sh --release_fonts)")
     caps_only_fonts = frozenset(
         path for paths in fonts.values() for path in paths if path and is_caps_only(path)
     )
@@ -276,6 +295,8 @@ def make_synthetic_lines(
         **({"scene_share": scene_share} if scene_share != SCENE_SHARE else {}),
         **({"scan_effects": scan_effects} if not scan_effects else {}),
         "fonts": fonts_fingerprint([Path(path) for paths in fonts.values() for path in paths if path]),
+        **({"fraktur_share": fraktur_share, "fraktur_fonts": fonts_fingerprint([Path(path) for path, _ in fraktur])}
+           if fraktur_share else {}),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
     }
@@ -293,6 +314,8 @@ def make_synthetic_lines(
             "look": look,
             "scene_share": scene_share,
             "scan_effects_on": scan_effects,
+            "fraktur_share": fraktur_share,
+            "fraktur": fraktur,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(

@@ -1,0 +1,80 @@
+"""Fraktur lines for the data engine: the letterforms of 19th-century German book print.
+
+Debian packages no Fraktur text font, but its mathematics fonts carry Unicode's Mathematical Fraktur alphabets
+(U+1D504-1D59F, with five capitals in the Letterlike Symbols block): genuine Fraktur letter shapes. A line is drawn
+in Fraktur by writing its letters with those code points (:func:`to_math_fraktur`) in such a font, its digits and
+punctuation as they are; its label stays the plain text. Blackletter text fonts (:data:`.fonts.BLACKLETTER_FAMILIES`,
+Blankenburg from ``fonts-blankenburg``) draw the plain text directly.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+from fontTools.ttLib import TTFont, TTLibError
+from PIL import Image, ImageDraw, ImageFont
+
+from .fonts import FONT_SUFFIXES, PRINTABLE_ASCII, discover_fonts, font_search_dirs
+
+FRAKTUR_CAPITALS = 0x1D504
+FRAKTUR_SMALL = 0x1D51E
+BOLD_FRAKTUR_CAPITALS = 0x1D56C
+BOLD_FRAKTUR_SMALL = 0x1D586
+LETTERLIKE_CAPITALS = {"C": 0x212D, "H": 0x210C, "I": 0x2111, "R": 0x211C, "Z": 0x2128}
+"""The Fraktur capitals that Unicode placed in Letterlike Symbols (their Mathematical Fraktur slots are empty)."""
+
+
+def to_math_fraktur(text: str, bold: bool = False) -> str:
+    """``text`` with its ASCII letters as Mathematical (bold) Fraktur code points, the rest unchanged."""
+    characters = []
+    for character in text:
+        if "A" <= character <= "Z":
+            if not bold and character in LETTERLIKE_CAPITALS:
+                characters.append(chr(LETTERLIKE_CAPITALS[character]))
+            else:
+                characters.append(chr((BOLD_FRAKTUR_CAPITALS if bold else FRAKTUR_CAPITALS) + ord(character) - 65))
+        elif "a" <= character <= "z":
+            characters.append(chr((BOLD_FRAKTUR_SMALL if bold else FRAKTUR_SMALL) + ord(character) - 97))
+        else:
+            characters.append(character)
+    return "".join(characters)
+
+
+MATH_FRAKTUR_CODEPOINTS = frozenset(ord(character) for bold in (False, True) for character in to_math_fraktur(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", bold))
+
+
+def _draws_distinct_glyphs(path: Path) -> bool:
+    """Whether Pillow draws two Fraktur letters of the font as two different, inked glyphs (not blank, not the
+    same missing-glyph box)."""
+    try:
+        font = ImageFont.truetype(str(path), 32)
+    except OSError:
+        return False
+    pictures = []
+    for letter in ("a", "g"):
+        image = Image.new("L", (64, 64), 255)
+        ImageDraw.Draw(image).text((8, 8), to_math_fraktur(letter), font=font, fill=0)
+        pictures.append(np.asarray(image) < 128)
+    return all(picture.any() for picture in pictures) and not np.array_equal(*pictures)
+
+
+@functools.cache
+def fraktur_fonts() -> tuple[tuple[Path, bool], ...]:
+    """The fonts that draw Fraktur, sorted: ``(path, True)`` for a mathematics font drawing the Mathematical
+    Fraktur alphabets (and printable ASCII for the rest), ``(path, False)`` for a blackletter text font."""
+    fonts = [(info.path, False) for info in discover_fonts() if info.style == "blackletter"]
+    required = MATH_FRAKTUR_CODEPOINTS | {ord(character) for character in PRINTABLE_ASCII}
+    for folder in font_search_dirs():
+        for path in sorted(folder.rglob("*")):
+            if path.suffix.lower() not in FONT_SUFFIXES or "math" not in path.name.lower() or not path.is_file():
+                continue
+            try:
+                codepoints = set(TTFont(path, lazy=True, fontNumber=0).getBestCmap() or {})
+            except (TTLibError, KeyError, OSError, AssertionError, ValueError):
+                continue
+            if required <= codepoints and _draws_distinct_glyphs(path):
+                fonts.append((path, True))
+    return tuple(sorted(set(fonts)))
