@@ -218,7 +218,8 @@ RELEASES = {
             training_data=("the 9,112 training lines of IAM-OnDB (real pen strokes of 1,314 forms, rendered to images; "
                            "`../shared/data/real/handwriting/train`), 4 captured copies each (slant, elastic strokes, "
                            "stroke width, blur, paper, scanner effects), mixed with 50,000 lines of the data engine "
-                           "(`synthetic-lines:look=captured`), after `crnn-lines`"),
+                           "(`synthetic-lines:look=captured`), starting from `crnn-lines` as released on 2026-11-25 "
+                           "(textrec commit 1f13c77, the data engine stage)"),
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
             license="other",
             data_terms=("This model learned from IAM-OnDB (M. Liwicki and H. Bunke, \"IAM-OnDB - an On-Line English "
