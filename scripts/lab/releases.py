@@ -155,6 +155,20 @@ ENGINE_STAGE_ARGUMENTS = (
 """The data engine stage of a line release: print lines as scanners and cameras capture them."""
 
 
+CRNN_LINES_ENGINE_COMMANDS = (
+    shlex.join(["textrec-train", *line_release_arguments("crnn", max_train_minutes=110),
+                "--output_dir=runs/crnn-lines-synthetic"]),
+    shlex.join(["textrec-train", "--model=crnn", "--model_name_or_path=runs/crnn-lines-synthetic",
+                *ENGINE_STAGE_ARGUMENTS, "--learning_rate=3e-4", "--warmup_steps=200", "--max_steps=6000",
+                "--output_dir=runs/crnn-captured"]) + "   # stopped at step 2,750",
+    shlex.join(["textrec-train", "--model=crnn", "--model_name_or_path=runs/crnn-captured/checkpoint-2750",
+                *ENGINE_STAGE_ARGUMENTS, "--learning_rate=1.8e-4", "--warmup_steps=0", "--max_steps=3250", "--seed=1",
+                "--output_dir=runs/crnn-lines-engine"]) + "   # released as crnn-lines on 2026-11-25",
+)
+"""The commands that trained `crnn-lines` as released on 2026-11-25 (textrec commit 1f13c77): clean renderings,
+then the data engine in two invocations."""
+
+
 RELEASES = {
     release.name: release
     for release in (
@@ -172,31 +186,27 @@ RELEASES = {
         ),
         # The general print reader: the CRNN peer, trained identically to the attention models on clean renderings,
         # then on the data engine's scans and photos (in two invocations; the second goes on from the first's
-        # step 2,750 with a fresh optimizer and new lines, its learning rate where the first's schedule was).
+        # step 2,750 with a fresh optimizer and new lines, its learning rate where the first's schedule was; released
+        # on 2026-11-25), then on new engine lines of which 15% are Fraktur (from that release's fp16 weights).
         Release(
             name="crnn-lines",
             architecture="crnn",
             train_arguments=(
                 "--model=crnn",
-                "--model_name_or_path=runs/crnn-captured/checkpoint-2750",
-                *ENGINE_STAGE_ARGUMENTS,
-                "--learning_rate=1.8e-4",
-                "--warmup_steps=0",
-                "--max_steps=3250",
-                "--seed=1",
+                "--model_name_or_path=runs/crnn-lines-engine",
+                f"--dataset={ENGINE_DATA},fraktur_share=0.15",
+                *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
+                "--learning_rate=1.5e-4",
+                "--warmup_steps=100",
+                "--max_steps=2000",
+                "--seed=43",
             ),
-            earlier_commands=(
-                shlex.join(["textrec-train", *line_release_arguments("crnn", max_train_minutes=110),
-                            "--output_dir=runs/crnn-lines-synthetic"]),
-                shlex.join(["textrec-train", "--model=crnn", "--model_name_or_path=runs/crnn-lines-synthetic",
-                            *ENGINE_STAGE_ARGUMENTS, "--learning_rate=3e-4", "--warmup_steps=200", "--max_steps=6000",
-                            "--output_dir=runs/crnn-captured"]) + "   # stopped at step 2,750",
-            ),
+            earlier_commands=CRNN_LINES_ENGINE_COMMANDS,
             test_sets=LINE_TEST_SETS,
-            training_data=("50,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+            training_data=("100,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
-                           "tight and loose crops), after 120,000 clean print and handwriting-style renderings; "
-                           "no real image"),
+                           "tight and loose crops; the last 50,000 with 15% of them in Fraktur), after 120,000 clean "
+                           "print and handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
@@ -204,9 +214,10 @@ RELEASES = {
         Release(
             name="crnn-handwriting",
             architecture="crnn",
+            earlier_commands=CRNN_LINES_ENGINE_COMMANDS,
             train_arguments=(
                 "--model=crnn",
-                "--model_name_or_path=crnn-lines",
+                "--model_name_or_path=runs/crnn-lines-engine",
                 f"--dataset={ENGINE_DATA} + captured:../shared/data/real/handwriting:copies=4,num_proc=2",
                 *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
                 "--learning_rate=3e-4",
@@ -219,7 +230,7 @@ RELEASES = {
                            "`../shared/data/real/handwriting/train`), 4 captured copies each (slant, elastic strokes, "
                            "stroke width, blur, paper, scanner effects), mixed with 50,000 lines of the data engine "
                            "(`synthetic-lines:look=captured`), starting from `crnn-lines` as released on 2026-11-25 "
-                           "(textrec commit 1f13c77, the data engine stage)"),
+                           "(its fp16 weights; textrec commit 1f13c77)"),
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
             license="other",
             data_terms=("This model learned from IAM-OnDB (M. Liwicki and H. Bunke, \"IAM-OnDB - an On-Line English "
