@@ -246,7 +246,7 @@ def iter_recognize(
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens
     window = batch_size * SORT_WINDOW_BATCHES
-    with tqdm(total=-(-len(images) // batch_size), desc="recognizing", unit="batch", disable=not progress) as bar:
+    with tqdm(total=len(images), desc="recognizing", unit="image", disable=not progress) as bar:
         for begin in range(0, len(images), window):
             positions = range(begin, min(begin + window, len(images)))
             loaded, failures = {}, {}
@@ -272,8 +272,8 @@ def iter_recognize(
                                    warn_images_out_of_range=False).to(model.device)
                 sequences = read_batch(model, inputs, decoding, **generate_kwargs)
                 texts.update(zip(batch, processor.batch_decode(sequences, skip_special_tokens=True)))
-                bar.update()
-            bar.update(-(-len(positions) // batch_size) - -(-len(by_shape) // batch_size))  # batches of failures only
+                bar.update(len(batch))
+            bar.update(len(failures))
             for index in positions:
                 yield index, texts.get(index), failures.get(index)
 
