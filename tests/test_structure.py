@@ -5,8 +5,8 @@
   (`scripts/lab/copy_shared_code.py --check`); inside textrec each copy is its source module, loaded once. No
   symbolic links. A shared file has at least two users; one with a single user lives with it.
 - Dependencies point one way (`LAYERS`): modeling <- processing core <- model_cards <- data, metrics <- training,
-  inference <- commands; nothing in the library imports the lab (`scripts/lab/`, not installed). Every package folder is installed: the list in
-  `pyproject.toml` is exactly the folders holding an `__init__.py`.
+  inference <- commands; nothing in the library imports the lab (`scripts/lab/`, not installed). Every package folder is installed: `setup.py`
+  discovers the folders holding an `__init__.py`.
 - One training path: only `textrec.processing.training` builds a Trainer; no module assigns into another
   module's registries (`SPECS`, `ARCHITECTURES`, `RELEASES`)."""
 
@@ -70,16 +70,32 @@ def source_files(*folders: str) -> list[Path]:
                   if not path.is_relative_to(LAB) and not path.read_text().startswith("# Copied from modeling/"))
 
 
-def test_pyproject_installs_every_package_folder_and_not_the_lab():
-    tomllib = pytest.importorskip("tomllib")
-    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+def test_setup_discovers_every_package_folder_and_not_the_lab(tmp_path, monkeypatch):
+    """`setup.py` installs each package folder of the library, a new one included, without a list to keep (the
+    wheel's content is checked file by file in tests/test_installed_package.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("textrec_setup", ROOT / "setup.py")
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)
+    assert setup.LIBRARY_FOLDERS == LIBRARY_FOLDERS
     found = {
         "textrec." + ".".join(init.parent.relative_to(ROOT).parts)
         for folder in LIBRARY_FOLDERS for init in (ROOT / folder).rglob("__init__.py")
         if "__pycache__" not in init.parts
     }
-    assert set(settings["packages"]) == found
+    assert set(setup.library_packages()) == found
     assert not (LAB / "__init__.py").exists(), "the lab is not a package: its scripts run from a checkout"
+    for folder in LIBRARY_FOLDERS:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").touch()
+    (tmp_path / "modeling" / "new_model").mkdir()
+    (tmp_path / "modeling" / "new_model" / "__init__.py").touch()
+    (tmp_path / "scripts" / "lab").mkdir()
+    (tmp_path / "scripts" / "lab" / "study.py").touch()
+    monkeypatch.chdir(tmp_path)
+    assert "textrec.modeling.new_model" in setup.library_packages()
+    assert not any("lab" in name for name in setup.library_packages())
 
 
 def test_the_library_imports_nothing_of_the_lab():
