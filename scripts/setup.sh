@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets textrec up on a fresh Debian machine: fonts for the synthetic data, Tesseract (the benchmark's
-# peer), Debian's fortunes text, the local CPU build of PyTorch, and textrec itself with its test extra,
-# into the active python3 (a virtual environment when one is active).
+# peer), Debian's fortunes texts (English and German), the local CPU build of PyTorch, and textrec itself
+# with its test extra, into the active python3 (a virtual environment when one is active).
 #
 #   bash scripts/setup.sh           # textrec editable, from this checkout (for development)
 #   bash scripts/setup.sh --wheel   # textrec from a wheel built from this checkout, as users get it (CI)
@@ -27,8 +27,8 @@ DEBIAN_PACKAGES=(
   fonts-cantarell
   # handwriting-style fonts
   fonts-dkg-handwriting fonts-breip fonts-dancingscript fonts-kristi fonts-comic-neue fonts-humor-sans
-  # text corpus and the OCR peer
-  fortunes fortunes-min tesseract-ocr tesseract-ocr-eng
+  # text corpora (English; German for the German print lines) and the OCR peer
+  fortunes fortunes-min fortunes-de tesseract-ocr tesseract-ocr-eng
 )
 # Serif, sans, mono, condensed, display, bitmap-like and old-style faces for the data engine; fonts missing a
 # glyph of the character set are dropped when the data is rendered (textrec.processing.data.fonts).

@@ -98,6 +98,45 @@ def test_fraktur_lines_are_drawn_in_fraktur_with_plain_labels():
         make_synthetic_lines(2, fraktur_share=1.5, cache_dir=False)
 
 
+def test_historic_spelling_sets_long_s_german_quotes_and_dashes():
+    import numpy as np
+
+    from textrec.processing.data.german_print import decomposed_umlauts, historic_spelling, long_s
+
+    assert long_s("Sonnenschein: das ist es, Haus.") == "Sonnenſchein: das iſt es, Haus."
+    spelled = historic_spelling('Er sagte "Rast" - dann ging er --', np.random.default_rng(0))
+    assert spelled.startswith("Er ſagte ") and spelled.count("—") == 2 and '"' not in spelled
+    assert spelled[9] + spelled[14] in ("„“", "»«")
+    assert decomposed_umlauts("Grüße") == "Gru\u0308ße" and decomposed_umlauts("abc") == "abc"
+
+
+def test_german_lines_carry_german_letters_and_long_s_only_where_drawn_in_fraktur():
+    """German lines (Debian's fortunes-de) label what is drawn: umlauts and ß in roman type, the long s and
+    German quotes too in Fraktur; every label stays within printable ASCII and the German print characters."""
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.data.fonts import PRINTABLE_ASCII
+    from textrec.processing.data.fraktur import fraktur_fonts
+    from textrec.processing.data.german_print import GERMAN_PRINT_CHARACTERS, load_german_corpus
+
+    if not load_german_corpus():
+        pytest.skip("Debian's fortunes-de is not installed (bash scripts/setup.sh installs it)")
+    if not fraktur_fonts():
+        pytest.skip("no font draws Fraktur here (fonts-dejavu-extra or fonts-blankenburg)")
+    fraktur_names = {path.name for path, _ in fraktur_fonts()}
+    lines = make_synthetic_lines(30, seed=4, max_chars=60, look="captured", fraktur_share=0.5, german_share=1.0,
+                                 cache_dir=False)
+    allowed = set(PRINTABLE_ASCII + GERMAN_PRINT_CHARACTERS)
+    assert all(set(text) <= allowed for text in lines["text"])
+    in_fraktur = [row["text"] for row in lines if row["font"] in fraktur_names]
+    in_roman = [row["text"] for row in lines if row["font"] not in fraktur_names]
+    assert in_fraktur and in_roman
+    assert not any("ſ" in text for text in in_roman)
+    assert any("ſ" in text for text in in_fraktur)
+    assert any(set(text) & set("äöüß") for text in lines["text"])
+    with pytest.raises(ValueError, match="german_share must be within 0 and 1"):
+        make_synthetic_lines(2, german_share=-0.1, cache_dir=False)
+
+
 def test_blackletter_fonts_are_not_print_fonts():
     from textrec.processing.data.fonts import classify_family
 

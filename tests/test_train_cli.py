@@ -151,6 +151,26 @@ def test_fine_tuning_with_another_charset_resets_only_embedding_and_head(trained
     resized = {"decoder.embed_tokens.weight", "lm_head.weight", "lm_head.bias"}
     assert after["lm_head.weight"].shape[0] == 4 + 10
     assert all(torch.equal(before[name], after[name]) for name in before if name not in resized and "running" not in name and "num_batches" not in name)
+    # the digits and special tokens, which the saved printable-ASCII vocabulary has too, keep their rows
+    saved_vocabulary = json.loads((trained_folder / "tokenizer.json").read_text())["model"]["vocab"]
+    vocabulary = json.loads((tmp_path / "digits" / "tokenizer.json").read_text())["model"]["vocab"]
+    saved_rows, rows = zip(*((saved_vocabulary[token], index) for token, index in vocabulary.items()))
+    for name in resized:
+        assert torch.equal(after[name][list(rows)], before[name][list(saved_rows)]), name
+
+
+def test_fine_tuning_with_a_wider_charset_keeps_the_old_characters_rows(trained_folder, tmp_path):
+    """A character set extending the model's (printable ASCII and German letters) reads the old characters as
+    before: their rows are the saved model's, the new characters' rows are new."""
+    charset = "".join(chr(code) for code in range(32, 127)) + "äöüß"
+    before = load_file(trained_folder / "model.safetensors")
+    train_cli.run(tiny_run_arguments(tmp_path / "wider", max_steps=1)
+                  + [f"--model_name_or_path={trained_folder}", f"--charset={charset}", "--learning_rate=0"])
+    after = load_file(tmp_path / "wider" / "model.safetensors")
+    old = before["lm_head.weight"].shape[0]
+    assert after["lm_head.weight"].shape[0] == old + 4
+    assert torch.equal(after["lm_head.weight"][:old], before["lm_head.weight"])
+    assert torch.equal(after["decoder.embed_tokens.weight"][:old], before["decoder.embed_tokens.weight"])
 
 
 def test_frozen_modules_keep_their_weights_and_statistics_while_the_rest_trains(trained_folder, tmp_path):

@@ -78,3 +78,17 @@ def fraktur_fonts() -> tuple[tuple[Path, bool], ...]:
             if required <= codepoints and _draws_distinct_glyphs(path):
                 fonts.append((path, True))
     return tuple(sorted(set(fonts)))
+
+
+@functools.cache
+def _codepoints(path: str) -> frozenset[int]:
+    try:
+        return frozenset(TTFont(path, lazy=True, fontNumber=0).getBestCmap() or {})
+    except (TTLibError, KeyError, OSError, AssertionError, ValueError):
+        return frozenset()
+
+
+def font_covers(path: str | Path, characters: str) -> bool:
+    """Whether the font file at ``path`` has a glyph for each of ``characters``."""
+    return {ord(character) for character in characters} <= _codepoints(str(path))
+

@@ -36,7 +36,16 @@ from PIL import Image, ImageDraw, ImageFont
 from .augmentation import augment as augment_image
 from .capture_effects import scan_effects, scene_composite
 from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only, list_fonts
-from .fraktur import fraktur_fonts, to_math_fraktur
+from .fraktur import font_covers, fraktur_fonts, to_math_fraktur
+from .german_print import (
+    COMBINING_DIAERESIS,
+    GERMAN_LETTERS,
+    GERMAN_PRINT_CHARACTERS,
+    decomposed_umlauts,
+    german_corpus_fingerprint,
+    historic_spelling,
+    sample_german_text,
+)
 from .generation import CacheDir, cached_dataset, generate_indexed
 from .text_sampling import corpus_fingerprint, sample_text
 
@@ -171,12 +180,19 @@ def _render_example(
     scan_effects_on: bool = True,
     fraktur_share: float = 0.0,
     fraktur: tuple[tuple[str, bool], ...] = (),
+    german_share: float = 0.0,
+    german_fonts: dict[str, list[str | None]] | None = None,
+    german_fraktur: tuple[tuple[str, bool], ...] = (),
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
     if look == "captured" and rng.random() < SHORT_LINE_SHARE:
         max_chars = max(min_chars, min(max_chars, SHORT_LINE_CHARS))
-    text = sample_text(rng, charset=charset, min_chars=min_chars, max_chars=max_chars)
+    german = bool(german_share) and rng.random() < german_share  # drawn only when asked, as Fraktur below
+    if german:
+        text, fonts, fraktur = sample_german_text(rng, min_chars, max_chars), german_fonts, german_fraktur
+    else:
+        text = sample_text(rng, charset=charset, min_chars=min_chars, max_chars=max_chars)
     if look == "captured" and rng.random() < CAPITALS_SHARE and set(text.upper()) <= set(charset):
         text = text.upper()
     style = font_style if font_style != "mixed" else FONT_STYLES[int(rng.random() < 0.5)]
@@ -187,7 +203,10 @@ def _render_example(
     drawn = text
     if fraktur_share and rng.random() < fraktur_share:  # drawn only when asked: other lines stay as they were
         path, math_alphabet = fraktur[int(rng.integers(len(fraktur)))]
-        drawn = to_math_fraktur(text, bold=rng.random() < FRAKTUR_BOLD_SHARE) if math_alphabet else text
+        if german:
+            text = drawn = historic_spelling(text, rng)
+        if math_alphabet:
+            drawn = to_math_fraktur(decomposed_umlauts(text), bold=rng.random() < FRAKTUR_BOLD_SHARE)
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
     image = render_line(drawn, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
                         scan_effects_on=scan_effects_on)
@@ -226,6 +245,7 @@ def make_synthetic_lines(
     scan_effects: bool = True,
     max_fonts: int | None = None,
     fraktur_share: float = 0.0,
+    german_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -249,6 +269,10 @@ def make_synthetic_lines(
         fraktur_share: the share of lines drawn in Fraktur (:mod:`.fraktur`: the Mathematical Fraktur alphabets of
             the mathematics fonts, blackletter text fonts), as 19th-century German books print; the label is the
             plain text. Needs such a font (``fonts-dejavu-extra``, ``fonts-noto-core``, ``fonts-blankenburg``).
+        german_share: the share of lines in German (:mod:`.german_print`: Debian's German fortunes, drawn with the
+            fonts that have its letters; those drawn in Fraktur spelled as 19th-century print sets them, long s
+            included). Their labels hold characters beyond printable ASCII (``GERMAN_PRINT_CHARACTERS``): train a
+            vocabulary that has them (``--charset``).
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
@@ -279,6 +303,14 @@ def make_synthetic_lines(
     if fraktur_share and not fraktur:
         raise ValueError("fraktur_share needs a font drawing Fraktur: install fonts-dejavu-extra or fonts-blankenburg "
                          "(bash scripts/setup.sh --release_fonts)")
+    if not 0 <= german_share <= 1:
+        raise ValueError(f"german_share must be within 0 and 1, got {german_share}")
+    german_fonts = {style: _fonts_for(style, charset + GERMAN_LETTERS) for style in styles} if german_share else None
+    german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(
+        path, COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS))
+    if german_share and fraktur_share and not german_fraktur:
+        raise ValueError("german_share with fraktur_share needs a Fraktur font with German letters and the long s: "
+                         "install fonts-stix or fonts-blankenburg (bash scripts/setup.sh --release_fonts)")
     caps_only_fonts = frozenset(
         path for paths in fonts.values() for path in paths if path and is_caps_only(path)
     )
@@ -297,6 +329,9 @@ def make_synthetic_lines(
         "fonts": fonts_fingerprint([Path(path) for paths in fonts.values() for path in paths if path]),
         **({"fraktur_share": fraktur_share, "fraktur_fonts": fonts_fingerprint([Path(path) for path, _ in fraktur])}
            if fraktur_share else {}),
+        **({"german_share": german_share, "german_corpus": german_corpus_fingerprint(),
+            "german_fonts": fonts_fingerprint([Path(path) for paths in german_fonts.values() for path in paths if path]
+                                              + [Path(path) for path, _ in german_fraktur])} if german_share else {}),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
     }
@@ -316,6 +351,9 @@ def make_synthetic_lines(
             "scan_effects_on": scan_effects,
             "fraktur_share": fraktur_share,
             "fraktur": fraktur,
+            "german_share": german_share,
+            "german_fonts": german_fonts,
+            "german_fraktur": german_fraktur,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(

@@ -230,9 +230,10 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
 
     A new model: its tokenizer, its configuration, the model, then the processor reading from the
     configuration what the model declares (input size, channels, the label length `max_target_length`). With
-    `--model_name_or_path` (fine-tuning): the saved model and processor, with a fresh vocabulary where
-    `--charset` asks for one. Either way the architecture's `prepare_model` is applied and the parts named by
-    `--freeze_modules` are frozen. Returns `(model, processor)`."""
+    `--model_name_or_path` (fine-tuning): the saved model and processor, with a new vocabulary where
+    `--charset` asks for one (its characters that the saved one has keep their weights: `keep_shared_token_rows`).
+    Either way the architecture's `prepare_model` is applied and the parts named by `--freeze_modules` are frozen.
+    Returns `(model, processor)`."""
     if model_args.model_name_or_path:
         source = check_model_source(model_args.model_name_or_path)
         if model_args.backbone_weights:
@@ -245,9 +246,12 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
         # fp32 whatever the stored weights (released ones are fp16): training runs in fp32.
         model = load_pretrained(spec.model_class, source, dtype=torch.float32)  # every weight the file's, or an error
         if model_args.charset:
+            saved_vocabulary, saved_weights = processor.tokenizer.get_vocab(), dict(model.state_dict())
             processor.tokenizer = spec.build_tokenizer(model_args.charset)
-            logger.info("New character set: the token embedding and classifier start afresh (%d tokens)", len(processor.tokenizer))
             model.reset_vocabulary(len(processor.tokenizer))
+            kept = keep_shared_token_rows(model, saved_weights, saved_vocabulary, processor.tokenizer.get_vocab())
+            logger.info("New character set (%d tokens): %d tokens it shares with the saved model keep their rows of "
+                        "the token embedding and classifier, the others start afresh", len(processor.tokenizer), kept)
     else:
         tokenizer = build_tokenizer(model_args, spec)
         model = spec.model_class(build_config(model_args, spec, tokenizer))
@@ -261,6 +265,27 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
         spec.prepare_model(model, processor)
     freeze_modules(model, model_args.freeze_modules)
     return model, processor
+
+
+def keep_shared_token_rows(model: torch.nn.Module, saved_weights: dict[str, torch.Tensor], saved_vocabulary: dict[str, int],
+                           vocabulary: dict[str, int]) -> int:
+    """After `model.reset_vocabulary`, copies back the rows of the tokens that the saved vocabulary and the new one
+    share, in every weight indexed by token (token embedding, classifier, CTC head: a weight that the reset replaced,
+    whose first dimension was the saved vocabulary's size and is now the new one's), so that a character set
+    extending the model's reads its old characters as before while the new ones learn. Returns how many tokens kept their rows."""
+    shared = [(saved_vocabulary[token], index) for token, index in vocabulary.items() if token in saved_vocabulary]
+    if not shared:
+        return 0
+    saved_rows, rows = (torch.tensor(column) for column in zip(*shared))
+    weights = model.state_dict()
+    with torch.no_grad():
+        for name, saved in saved_weights.items():
+            weight = weights.get(name)
+            if (weight is not None and saved.dim() >= 1 and saved.shape[0] == len(saved_vocabulary)
+                    and weight.shape[0] == len(vocabulary) and weight.shape[1:] == saved.shape[1:]
+                    and weight.data_ptr() != saved.data_ptr()):
+                weight[rows.to(weight.device)] = saved[saved_rows.to(saved.device)].to(weight.device, weight.dtype)
+    return len(shared)
 
 
 def run_in_eval_mode(module: torch.nn.Module, inputs) -> None:

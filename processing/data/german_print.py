@@ -1,0 +1,101 @@
+"""German text for the data engine, written as 19th-century German book print sets it.
+
+The text is Debian's German fortunes (``fortunes-de``, in ``/usr/share/games/fortunes/de``): modern German with its
+umlauts and ß. Print of the 1800s wrote the same words with a long s (ſ) wherever an s does not end a word or
+syllable, „low-high“ or »French« quotation marks and long dashes; :func:`historic_spelling` writes a line so, for
+the lines the engine draws in Fraktur (:mod:`.fraktur`). Lines drawn in roman type keep the modern spelling.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import unicodedata
+
+import numpy as np
+
+from .fonts import PRINTABLE_ASCII
+from .text_sampling import FORTUNES_DIR
+
+GERMAN_FORTUNES_DIR = FORTUNES_DIR / "de"
+GERMAN_LETTERS = "ÄÖÜäöüß"
+HISTORIC_PRINT_MARKS = "ſ„“—»«"
+"""The long s, German and French quotation marks and the em dash, as 19th-century print sets them."""
+GERMAN_PRINT_CHARACTERS = GERMAN_LETTERS + HISTORIC_PRINT_MARKS
+"""What German print adds to printable ASCII: the characters a vocabulary reading it needs besides."""
+GUILLEMETS_SHARE = 0.25
+"""Share of historic lines quoting with »guillemets« instead of „German quotes“."""
+COMBINING_DIAERESIS = "\u0308"
+
+_WORD_CHARACTERS = frozenset(PRINTABLE_ASCII + GERMAN_LETTERS)
+_REPEATED_CHARACTER = re.compile(r"(.)\1{3,}")
+_MAX_TOKEN_LENGTH = 24
+
+
+def _keep_token(token: str) -> bool:
+    """Whether a corpus token looks like written German (not ASCII art, not a long run of one character)."""
+    return (len(token) <= _MAX_TOKEN_LENGTH and _WORD_CHARACTERS.issuperset(token)
+            and not _REPEATED_CHARACTER.search(token) and (len(token) <= 3 or sum(c.isalnum() for c in token) * 2 >= len(token)))
+
+
+@functools.cache
+def load_german_corpus() -> tuple[str, ...]:
+    """The German fortunes as a stream of tokens (words with their punctuation), in reading order; empty where
+    ``fortunes-de`` is not installed."""
+    folder = GERMAN_FORTUNES_DIR
+    files = sorted(path for path in folder.iterdir() if path.is_file() and not path.suffix) if folder.is_dir() else []
+    tokens = []
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="ignore")
+        tokens.extend(token for token in text.split() if token != "%" and _keep_token(token))
+    return tuple(tokens)
+
+
+@functools.cache
+def german_corpus_fingerprint() -> str:
+    """Short hash of :func:`load_german_corpus`, to key caches of data built from it."""
+    return hashlib.sha256("\n".join(load_german_corpus()).encode()).hexdigest()[:16]
+
+
+def sample_german_text(rng: np.random.Generator, min_chars: int, max_chars: int) -> str:
+    """A run of consecutive corpus words from a random place, as long as fits a length drawn in
+    ``[min_chars, max_chars]`` (a first word longer than that is cut)."""
+    words = load_german_corpus()
+    if not words:
+        raise ValueError(f"No German text in {GERMAN_FORTUNES_DIR}: install Debian's fortunes-de "
+                         "(bash scripts/setup.sh --release_fonts)")
+    target = int(rng.integers(min_chars, max_chars + 1))
+    position = int(rng.integers(len(words)))
+    line = words[position][:target]
+    while True:
+        position = (position + 1) % len(words)
+        candidate = f"{line} {words[position]}"
+        if len(candidate) > target:
+            return line
+        line = candidate
+
+
+def long_s(text: str) -> str:
+    """``text`` with the long s of Fraktur print: an s followed by a letter becomes ſ; one ending a word stays
+    round (``Sonnenschein`` -> ``Sonnenſchein``, ``das`` -> ``das``). Compound and syllable ends, where print kept the
+    round s inside a word (``Ausgang``), are not known to the rule."""
+    return "".join("ſ" if character == "s" and following.isalpha() else character
+                   for character, following in zip(text, text[1:] + " "))
+
+
+def historic_spelling(text: str, rng: np.random.Generator) -> str:
+    """``text`` as 19th-century German print sets it: :func:`long_s`, straight double quotes as „…“ (or, in a
+    share of lines, »…«), and a dash between spaces as an em dash."""
+    opening, closing = ("»", "«") if rng.random() < GUILLEMETS_SHARE else ("„", "“")
+    quotes = iter([opening, closing] * (text.count('"') // 2 + 1))
+    text = re.sub('"', lambda match: next(quotes), text)
+    text = re.sub(r" --?(?= |$)", " —", text)
+    return long_s(text)
+
+
+def decomposed_umlauts(text: str) -> str:
+    """``text`` with its umlauts as base letter and combining diaeresis, for fonts (the Mathematical Fraktur
+    alphabets) that have the letter and the mark but no precomposed umlaut."""
+    return "".join(unicodedata.normalize("NFD", character) if character in "ÄÖÜäöü" else character
+                   for character in text)
