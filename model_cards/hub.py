@@ -2,12 +2,14 @@
 
 `textrec-export` (`textrec.scripts.export`) writes one from a released name or a training run."""
 
+import shutil
 from pathlib import Path
 
 import torch
 
 from textrec.processing.pipeline_text_recognition import TextRecognitionPipeline
 
+from .card import WIDGET_IMAGE, card_for_repository
 
 
 def stored_state_dict(model, dtype: torch.dtype | None = None) -> dict[str, torch.Tensor]:
@@ -33,3 +35,16 @@ def export_for_hub(model, processor, folder: str | Path, weights_dtype: torch.dt
         folder, state_dict=stored_state_dict(model, weights_dtype)
     )
     processor.save_pretrained(folder)
+
+
+def copy_model_card(source: str | Path, folder: str | Path, repo_id: str | None = None) -> None:
+    """Copies the card of the model folder `source` (if it has one) into the Hub folder `folder`, with the widget's
+    example image; its snippets then load the Hub repository `repo_id` (a placeholder with a note when None,
+    `card_for_repository`)."""
+    source, folder = Path(source), Path(folder)
+    card = source / "README.md"
+    if not card.is_file():
+        return
+    (folder / "README.md").write_text(card_for_repository(card.read_text(encoding="utf-8"), repo_id), encoding="utf-8")
+    if (source / WIDGET_IMAGE).is_file():
+        shutil.copyfile(source / WIDGET_IMAGE, folder / WIDGET_IMAGE)

@@ -616,8 +616,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
                 )
             if lines > 1:
                 return (
-                    f"it looks like {lines} lines of text, and this model reads one line per image (crop the lines, "
-                    f"or read the page with Tesseract until textrec reads pages)"
+                    f"it looks like {lines} lines of text, and this model reads one line per image (read it as a page: "
+                    f"textrec-recognize --page, or textrec.processing.page_reading.read_page)"
                 )
         out_height, out_width = self.output_size(height, width)
         change = (width / height) / (out_width / out_height)

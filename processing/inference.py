@@ -23,7 +23,15 @@ from textrec.modeling import ARCHITECTURES
 
 from .checkpoints import load_pretrained
 from .image_processing_text_recognition import load_image
-from .pipeline_text_recognition import DECODINGS, available_decodings, preferred_decoding, read_batch
+from .pipeline_text_recognition import (
+    DECODINGS,
+    CTCAlignment,
+    available_decodings,
+    character_confidences,
+    preferred_decoding,
+    read_batch,
+    read_batch_with_confidences,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +73,12 @@ def in_hub_cache(repo_id: str) -> bool:
         return False
 
 
-def check_model_folder(folder: str | os.PathLike) -> None:
+def check_model_folder(folder: str | os.PathLike, required_files: Sequence[str] = MODEL_FILES) -> None:
     """Raises `FileNotFoundError` or `ValueError` naming the file of a model folder that is missing, empty or
-    cut short, before transformers reads it (its own errors name no file)."""
+    cut short, before transformers reads it (its own errors name no file); `required_files` are those it must
+    hold (a recognizer's by default)."""
     folder = Path(folder)
-    for name in MODEL_FILES:
+    for name in required_files:
         if not (folder / name).is_file():
             raise FileNotFoundError(f"the model folder {folder} has no {name} (is it a saved textrec model?)")
         if (folder / name).stat().st_size == 0:
@@ -90,6 +99,8 @@ def check_model_folder(folder: str | os.PathLike) -> None:
             f"{folder / 'config.json'}: model_type {model_type!r} is no model that textrec or transformers knows "
             f"(textrec's recognizers: {known})"
         )
+    if "tokenizer.json" not in required_files:
+        return
     tokens = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size(with_added_tokens=True)
     vocab_size = config.get("vocab_size", config.get("decoder", {}).get("vocab_size"))
     if vocab_size is not None and tokens > vocab_size:
@@ -99,7 +110,7 @@ def check_model_folder(folder: str | os.PathLike) -> None:
         )
 
 
-def check_model_source(model_name_or_path: str) -> str:
+def check_model_source(model_name_or_path: str, required_files: Sequence[str] = MODEL_FILES) -> str:
     """The folder or Hub id that `model_name_or_path` names (a released model's short name becomes its folder),
     checked before transformers reads it: a local folder by `check_model_folder`; a name that is no folder and
     no released name, and that (offline) no Hub repository in the local cache has, is reported as such (with
@@ -111,7 +122,7 @@ def check_model_source(model_name_or_path: str) -> str:
     """
     resolved = resolve_model_path(model_name_or_path)
     if Path(resolved).is_dir():
-        check_model_folder(resolved)
+        check_model_folder(resolved, required_files)
     elif looks_like_a_path(resolved) or (os.environ.get("HF_HUB_OFFLINE") == "1" and not in_hub_cache(resolved)):
         released = ", ".join(released_model_names()) or "none installed"
         offline = "" if looks_like_a_path(resolved) else (
@@ -144,6 +155,24 @@ def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.d
 
 
 @dataclass
+class LineReading:
+    """One image read with confidences (`iter_recognize(..., output_confidences=True)`); the definition of the
+    confidences is in `textrec.processing.pipeline_text_recognition`, above `CTCAlignment`.
+
+    Args:
+        text: what was read, the same text as without confidences.
+        confidence: the line's confidence, in [0, 1].
+        characters: `(character, confidence)` per character read (per token, for LaTeX formulas).
+        alignment: for CTC best path, which frames emitted which characters; None for the decoders.
+    """
+
+    text: str
+    confidence: float
+    characters: list[tuple[str, float]]
+    alignment: CTCAlignment | None = None
+
+
+@dataclass
 class RecognitionResult:
     """What `recognize()` read.
 
@@ -151,11 +180,21 @@ class RecognitionResult:
         texts: one per image, in order; None for an image that could not be read.
         seconds: wall-clock time of the whole reading (loading, preprocessing, decoding).
         errors: position in the list of images -> why that image could not be read.
+        readings: with `output_confidences=True`, one `LineReading` per image (None where `texts` is None), else
+            None.
     """
 
     texts: list[str | None]
     seconds: float
     errors: dict[int, str] = field(default_factory=dict)
+    readings: list[LineReading | None] | None = None
+
+    @property
+    def confidences(self) -> list[float | None] | None:
+        """The line confidence of each image (None for one not read), with `output_confidences=True`."""
+        if self.readings is None:
+            return None
+        return [None if reading is None else reading.confidence for reading in self.readings]
 
     @property
     def lines_per_second(self) -> float:
@@ -201,18 +240,23 @@ def iter_recognize(
     progress: bool = True,
     decoding: str | None = None,
     on_error: str = "raise",
-) -> Iterator[tuple[int, str | None, str | None]]:
+    output_confidences: bool = False,
+    warn_of_sizes: bool = True,
+) -> Iterator[tuple[int, str | LineReading | None, str | None]]:
     """Reads `images` (paths, PIL images or arrays) in batches with `generate()` (`decoding="attention"`),
     with the CTC head alone (`decoding="ctc"`: `model.ctc_decode`, one encoder pass and no decoder, for models
     trained with a CTC loss), or with both (`decoding="joint"`: `model.joint_decode`), yielding `(position, text, None)` per image in order as each batch is done.
     `decoding=None` takes the model's `preferred_decoding` (its generation config's `decoding`), and
     `num_beams=None` its generation config's `num_beams`: the reading `model.generate()` gives.
 
+    With `output_confidences=True` each image's `LineReading` (its text, the same as without, with the line's and
+    each character's confidence: `read_batch_with_confidences`) comes in place of its text.
+
     An image that cannot be loaded (missing, empty or corrupt file, zero size, unsupported array) raises a
     `ValueError` naming its position in the whole list and its file (`on_error="raise"`), or, with
     `on_error="skip"`, yields `(position, None, why)` and the other images are read all the same. An image far
     outside what the model reads (tiny, or of an extreme aspect ratio: the image processor's `size_warning`)
-    is read, with a one-line warning naming it.
+    is read, with a one-line warning naming it (unless `warn_of_sizes=False`: lines cut from a page by its reader).
 
     Images are read in windows of `SORT_WINDOW_BATCHES` batches: within a window, lines of like aspect ratio share
     a batch, so that a batch of short and long lines does not pad the short ones to the longest; the results come
@@ -259,8 +303,9 @@ def iter_recognize(
                         raise type(error)(message) from error
                     failures[index] = message
                     continue
-                problem = processor.image_processor.size_warning(loaded[index].width, loaded[index].height, loaded[index])
-                if problem is not None:
+                problem = warn_of_sizes and processor.image_processor.size_warning(
+                    loaded[index].width, loaded[index].height, loaded[index])
+                if problem:
                     logger.warning("%s: %s; read all the same", describe_image(images[index], index, len(images)), problem)
             # Lines of like aspect ratio share a batch, so that a batch pads little (a reading does not depend on
             # its batch: the image processor ends every line in the same padding).
@@ -270,22 +315,36 @@ def iter_recognize(
                 batch = by_shape[start : start + batch_size]
                 inputs = processor(images=[loaded[index] for index in batch], return_tensors="pt",
                                    warn_images_out_of_range=False).to(model.device)
-                sequences = read_batch(model, inputs, decoding, **generate_kwargs)
-                texts.update(zip(batch, processor.batch_decode(sequences, skip_special_tokens=True)))
+                if not output_confidences:
+                    sequences = read_batch(model, inputs, decoding, **generate_kwargs)
+                    texts.update(zip(batch, processor.batch_decode(sequences, skip_special_tokens=True)))
+                else:
+                    reading = read_batch_with_confidences(model, inputs, decoding, **generate_kwargs)
+                    texts.update(
+                        (index, LineReading(text, confidence, character_confidences(processor.tokenizer, ids, token_confidences),
+                                            alignment))
+                        for index, text, confidence, ids, token_confidences, alignment in zip(
+                            batch, processor.batch_decode(reading.sequences, skip_special_tokens=True),
+                            reading.confidences, reading.token_ids, reading.token_confidences, reading.alignments)
+                    )
                 bar.update(len(batch))
             bar.update(len(failures))
             for index in positions:
                 yield index, texts.get(index), failures.get(index)
 
 
-def recognize(model, processor, images: list, **kwargs) -> RecognitionResult:
+def recognize(model, processor, images: list, output_confidences: bool = False, **kwargs) -> RecognitionResult:
     """All of `iter_recognize(model, processor, images, **kwargs)` at once, with the time it took: what a
-    user waits for (loading, preprocessing, decoding)."""
+    user waits for (loading, preprocessing, decoding). With `output_confidences=True` the result also holds each
+    image's `LineReading` (`result.readings`, `result.confidences`); the texts are the same."""
     texts: list[str | None] = []
+    readings: list[LineReading | None] = []
     errors: dict[int, str] = {}
     start = time.perf_counter()
-    for index, text, error in iter_recognize(model, processor, images, **kwargs):
-        texts.append(text)
+    for index, read, error in iter_recognize(model, processor, images, output_confidences=output_confidences, **kwargs):
+        readings.append(read)
+        texts.append(read.text if isinstance(read, LineReading) else read)
         if error is not None:
             errors[index] = error
-    return RecognitionResult(texts=texts, seconds=time.perf_counter() - start, errors=errors)
+    return RecognitionResult(texts=texts, seconds=time.perf_counter() - start, errors=errors,
+                             readings=readings if output_confidences else None)

@@ -8,6 +8,8 @@ object, no `trust_remote_code` needed (the folder is read with textrec's own cla
     recognize = pipeline("text-recognition", model=model, processor=processor)
     recognize(["line1.png", "line2.png"], batch_size=8)
     # [{"generated_text": "..."}, {"generated_text": "..."}]
+    recognize(["line1.png"], return_confidence=True)
+    # [{"generated_text": "...", "confidence": 0.97, "characters": [{"character": "T", "confidence": 0.99}, ...]}]
 
 and where textrec is not installed, from a saved folder with `trust_remote_code=True`. It reads as the model
 reads best (`preferred_decoding`), as `model.generate()` and `textrec-recognize` do.
@@ -15,7 +17,9 @@ reads best (`preferred_decoding`), as `model.generate()` and `textrec-recognize`
 
 import copy
 import os
+from dataclasses import dataclass
 
+import torch
 from torch.utils.data import DataLoader
 from transformers import AutoModelForImageTextToText, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY
@@ -78,11 +82,159 @@ def read_batch(model, inputs, decoding: str | None = None, **generate_kwargs):
     return model.generate(**inputs, **generate_kwargs)
 
 
+# Confidence: how sure the model is of what it read, one number per line and one per character (per token).
+#
+# - CTC best path (`decoding="ctc"`): each frame (encoder output) has a posterior over the vocabulary; the best path
+#   takes the most probable token of each frame, merges repeats and drops blanks. A character's confidence is the
+#   highest posterior among the frames collapsed into it (its run of equal best tokens). The line's confidence is
+#   the product of its characters' confidences (1 for an empty line): it falls with each doubtful character,
+#   more on a long line, as the chance of reading every character right does. It was chosen by calibration on
+#   real lines (`scripts/lab/confidence_calibration.py`): among `crnn-lines`' lines given about p, about a share p
+#   is read exactly right. The product of every frame's posterior (the best path's probability) is far too low,
+#   because frames on a character's edge hesitate between the character and the blank, which read the same;
+#   the mean of the frames' posteriors is far too high, blanks being sure.
+# - Attention decoder, greedy or beam search, and joint CTC-attention (`decoding="attention"`, `"joint"`): a token's
+#   confidence is the decoder's probability of it given the image and the tokens before it, from one
+#   teacher-forced pass over the sequence read (the probabilities greedy search chose by, `compute_transition_scores`
+#   of `generate()`'s scores without length normalisation); the line's is their product up to and including the
+#   end token: the probability of the sequence, as a beam's unnormalised score gives it. For joint decoding it is
+#   the decoder's share: the CTC prefix scores help choose the text, the decoder rates it.
+#
+# Either way the confidence is computed beside the reading and never changes it: the text is the same with and
+# without confidences.
+
+
+@dataclass
+class CTCAlignment:
+    """Which frames of the CTC head's output emitted which characters: the best path of one line.
+
+    Frames are the encoder outputs of real pixels, left to right; frame `i` of `frame_count` covers about
+    `[i, i + 1) / frame_count` of the line image's width (before padding).
+
+    Args:
+        frame_token_ids: `(frame_count,)` the most probable token of each frame (the pad id is the blank).
+        frame_probabilities: `(frame_count,)` that token's posterior.
+        character_frames: `[start, stop)` frame ranges, one per character emitted, in reading order.
+    """
+
+    frame_token_ids: list[int]
+    frame_probabilities: list[float]
+    character_frames: list[tuple[int, int]]
+
+    @property
+    def frame_count(self) -> int:
+        return len(self.frame_token_ids)
+
+
+@dataclass
+class BatchReading:
+    """A batch read with confidences (`read_batch_with_confidences`).
+
+    Args:
+        sequences: `(batch, length)` token ids, as `read_batch` returns them: decode them with
+            `processor.batch_decode(..., skip_special_tokens=True)`.
+        token_ids: per line, the tokens read, in order (the end token and padding left out).
+        token_confidences: per line, one confidence per entry of `token_ids`.
+        confidences: per line, the line's confidence.
+        alignments: per line, its `CTCAlignment` for CTC best path, else None.
+    """
+
+    sequences: torch.LongTensor
+    token_ids: list[list[int]]
+    token_confidences: list[list[float]]
+    confidences: list[float]
+    alignments: list[CTCAlignment | None]
+
+
+def ctc_confidences(logits: torch.Tensor, blank_token_id: int, attention_mask: torch.Tensor | None = None):
+    """Per line, `(token_ids, token_confidences, confidence, alignment)` of the CTC best path of `logits`
+    (`(batch, frames, vocab_size)`, the CTC head's; `attention_mask (batch, frames)` marks real frames, which come
+    first). The tokens are the best path's, as `ctc_greedy_decode` reads them: the most probable token of each
+    frame, repeats merged, blanks dropped."""
+    probabilities, best = logits.float().softmax(dim=-1).max(dim=-1)
+    frame_counts = attention_mask.long().sum(dim=1).tolist() if attention_mask is not None else [best.shape[1]] * len(best)
+    readings = []
+    for row, frame_count in enumerate(frame_counts):
+        tokens, row_probabilities = best[row, :frame_count].tolist(), probabilities[row, :frame_count].tolist()
+        # A run of equal best tokens is one character (or a blank); a character's frames are its run.
+        starts = [frame for frame in range(frame_count) if frame == 0 or tokens[frame] != tokens[frame - 1]]
+        runs = zip(starts, [*starts[1:], frame_count])
+        character_frames = [(start, stop) for start, stop in runs if tokens[start] != blank_token_id]
+        character_confidences = [max(row_probabilities[start:stop]) for start, stop in character_frames]
+        readings.append((
+            [tokens[start] for start, _ in character_frames],
+            character_confidences,
+            float(torch.tensor(character_confidences, dtype=torch.float64).prod()),
+            CTCAlignment(tokens, row_probabilities, character_frames),
+        ))
+    return readings
+
+
+def decoder_confidences(model, inputs, sequences: torch.LongTensor):
+    """Per line, `(token_ids, token_confidences, confidence)` of `sequences` (`(batch, length)`, decoder start token
+    first, as `generate()` returns them) under the model's decoder: one teacher-forced pass."""
+    logits = model(**inputs, decoder_input_ids=sequences[:, :-1]).logits
+    targets = sequences[:, 1:]
+    probabilities = logits.float().log_softmax(dim=-1).gather(-1, targets[..., None])[..., 0]
+    eos_token_id = model.generation_config.eos_token_id
+    eos_token_ids = set(eos_token_id if isinstance(eos_token_id, (list, tuple)) else [eos_token_id])
+    readings = []
+    for row in range(len(sequences)):
+        ids = targets[row].tolist()
+        ends = [position for position, token in enumerate(ids) if token in eos_token_ids]
+        length = ends[0] if ends else len(ids)
+        log_probabilities = probabilities[row, : length + (1 if ends else 0)]
+        readings.append((
+            ids[:length],
+            log_probabilities[:length].exp().tolist(),
+            float(log_probabilities.double().sum().exp()),
+        ))
+    return readings
+
+
+def read_batch_with_confidences(model, inputs, decoding: str | None = None, **generate_kwargs) -> BatchReading:
+    """`read_batch` with the confidence of each line and of each token read (see the definition above this
+    function); the sequences are `read_batch`'s."""
+    decoding = decoding or preferred_decoding(model)
+    if decoding == "ctc":
+        output = model.ctc_decode(**inputs, return_dict_in_generate=True)
+        if isinstance(output, torch.Tensor):
+            raise ValueError(f"{type(model).__name__}.ctc_decode gives no logits (its code predates confidences): "
+                             "export the model again with this textrec to read it with confidences.")
+        readings = ctc_confidences(output.logits, model.config.pad_token_id, output.attention_mask)
+        return BatchReading(
+            sequences=output.sequences,
+            token_ids=[reading[0] for reading in readings],
+            token_confidences=[reading[1] for reading in readings],
+            confidences=[reading[2] for reading in readings],
+            alignments=[reading[3] for reading in readings],
+        )
+    sequences = read_batch(model, inputs, decoding, **generate_kwargs)
+    readings = decoder_confidences(model, inputs, sequences)
+    return BatchReading(
+        sequences=sequences,
+        token_ids=[reading[0] for reading in readings],
+        token_confidences=[reading[1] for reading in readings],
+        confidences=[reading[2] for reading in readings],
+        alignments=[None] * len(readings),
+    )
+
+
+def character_confidences(tokenizer, token_ids: list[int], token_confidences: list[float]) -> list[tuple[str, float]]:
+    """`[(character, confidence), ...]` of one line: its tokens as the tokenizer writes them (one character each for
+    the character tokenizers, a LaTeX token for formulas), special tokens left out as `batch_decode` leaves them."""
+    special = set(tokenizer.all_special_ids)
+    kept = [(token, confidence) for token, confidence in zip(token_ids, token_confidences) if token not in special]
+    return list(zip(tokenizer.convert_ids_to_tokens([token for token, _ in kept]), [confidence for _, confidence in kept]))
+
+
 class TextRecognitionPipeline(Pipeline):
     """Recognizes the text of line images with a textrec (or any image-to-text `generate()`) model.
 
     Call arguments: `decoding` (`"attention"`, `"ctc"` or `"joint"`; default: the model's `preferred_decoding`),
-    `max_new_tokens` and `num_beams` for `generate()`; `batch_size` as for every pipeline. An empty list of
+    `max_new_tokens` and `num_beams` for `generate()`; `return_confidence=True` adds `"confidence"` (the line's)
+    and `"characters"` (`[{"character": ..., "confidence": ...}, ...]`) beside `"generated_text"`, the text
+    unchanged (`read_batch_with_confidences`); `batch_size` as for every pipeline. An empty list of
     images gives an empty list. An image far outside what the model reads (tiny, or of an extreme aspect
     ratio: the image processor's `size_warning`) is read, with a one-line warning naming it.
     """
@@ -93,7 +245,7 @@ class TextRecognitionPipeline(Pipeline):
     _load_feature_extractor = False
     _load_tokenizer = False
 
-    def _sanitize_parameters(self, max_new_tokens=None, num_beams=None, decoding=None, **kwargs):
+    def _sanitize_parameters(self, max_new_tokens=None, num_beams=None, decoding=None, return_confidence=None, **kwargs):
         forward_kwargs = {}
         if max_new_tokens is not None:
             forward_kwargs["max_new_tokens"] = max_new_tokens
@@ -101,6 +253,8 @@ class TextRecognitionPipeline(Pipeline):
             forward_kwargs["num_beams"] = num_beams
         if decoding is not None:
             forward_kwargs["decoding"] = decoding
+        if return_confidence is not None:
+            forward_kwargs["return_confidence"] = bool(return_confidence)
         return {}, forward_kwargs, {}
 
     def __call__(self, inputs, *args, **kwargs):
@@ -117,13 +271,35 @@ class TextRecognitionPipeline(Pipeline):
             logger.warning(f"{name}: {problem}; read all the same")
         return {"images": [loaded]}
 
-    def _forward(self, model_inputs, decoding=None, **generate_kwargs):
+    def _forward(self, model_inputs, decoding=None, return_confidence=False, **generate_kwargs):
         inputs = self.processor(images=model_inputs["images"], return_tensors="pt", warn_images_out_of_range=False).to(self.device)
-        return {"sequences": read_batch(self.model, inputs, decoding, **generate_kwargs)}
+        if not return_confidence:
+            return {"sequences": read_batch(self.model, inputs, decoding, **generate_kwargs)}
+        reading = read_batch_with_confidences(self.model, inputs, decoding, **generate_kwargs)
+        # Tensors, one row per image, so that transformers' batching splits them as it splits the sequences.
+        longest = max(map(len, reading.token_ids), default=0)
+        token_ids = torch.full((len(reading.token_ids), longest), -1, dtype=torch.long)
+        token_confidences = torch.zeros((len(reading.token_ids), longest), dtype=torch.float64)
+        for row, (ids, confidences) in enumerate(zip(reading.token_ids, reading.token_confidences)):
+            token_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            token_confidences[row, : len(ids)] = torch.tensor(confidences, dtype=torch.float64)
+        return {
+            "sequences": reading.sequences,
+            "confidence": torch.tensor(reading.confidences, dtype=torch.float64),
+            "token_ids": token_ids,
+            "token_confidences": token_confidences,
+        }
 
     def postprocess(self, model_outputs):
         texts = self.processor.batch_decode(model_outputs["sequences"], skip_special_tokens=True)
-        return {"generated_text": texts[0]}
+        result = {"generated_text": texts[0]}
+        if "confidence" in model_outputs:
+            length = int((model_outputs["token_ids"][0] >= 0).sum())
+            characters = character_confidences(self.processor.tokenizer, model_outputs["token_ids"][0, :length].tolist(),
+                                               model_outputs["token_confidences"][0, :length].tolist())
+            result["confidence"] = float(model_outputs["confidence"][0])
+            result["characters"] = [{"character": character, "confidence": confidence} for character, confidence in characters]
+        return result
 
     def get_iterator(self, inputs, num_workers, batch_size, preprocess_params, forward_params, postprocess_params):
         dataset = PipelineDataset(inputs, self.preprocess, preprocess_params)

@@ -26,6 +26,11 @@ logger = logging.get_logger(__name__)
 
 IGNORE_INDEX = -100
 """Label value ignored by the loss; also accepted (as padding) by `batch_decode`."""
+LOAD_TIME_KEYS = ("is_local", "local_files_only", "_commit_hash", "cache_dir", "token", "use_auth_token", "revision",
+                  "force_download", "proxies", "subfolder", "user_agent", "trust_remote_code")
+"""How a tokenizer was loaded, not what it is: transformers 5 records `from_pretrained`'s `is_local` and
+`local_files_only` (and any other keyword it passes on) in the tokenizer's `init_kwargs`, which `save_pretrained`
+writes back into `tokenizer_config.json`. The processor drops them, so that a saved folder loads alike anywhere."""
 
 
 class TextRecognitionProcessor(ProcessorMixin):
@@ -40,6 +45,8 @@ class TextRecognitionProcessor(ProcessorMixin):
 
     def __init__(self, image_processor, tokenizer, max_label_length: int | None = None):
         super().__init__(image_processor, tokenizer)
+        for key in LOAD_TIME_KEYS:
+            tokenizer.init_kwargs.pop(key, None)
         for name in ("pad_token_id", "bos_token_id", "eos_token_id", "unk_token_id"):
             if getattr(tokenizer, name) is None:
                 raise ValueError(f"the tokenizer needs {name} set; build it with build_char_tokenizer")

@@ -1,14 +1,14 @@
 """What every textrec command shares: an expected error (bad input, a missing file) is one line on stderr,
 `textrec-xxx: what went wrong`, and exit status 1; `--debug` (anywhere among the arguments) shows the
-traceback instead."""
+traceback instead.
+
+A command's module imports only the standard library and this one at its top, so that `--help` answers at once:
+torch, transformers, datasets and textrec's library are imported inside its `run()` (tests/test_commands.py)."""
 
 import argparse
 import logging
 import sys
 from collections.abc import Callable
-
-import datasets
-import transformers
 
 EXPECTED_ERRORS = (ValueError, OSError)
 """What bad input raises (`FileNotFoundError` and `PermissionError` are `OSError`s); anything else is a bug
@@ -22,6 +22,33 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
+
+
+DEVICES = ("cpu", "cuda", "mps", "auto")
+"""What `--device` takes: `auto` is cuda where torch sees a GPU, else mps where there is one, else cpu."""
+
+
+def add_device_argument(parser: argparse.ArgumentParser) -> None:
+    """`--device`, cpu by default: the released models are small enough to read fast on a CPU core, and a CPU
+    gives the same text on every machine (a GPU's kernels may round differently and, rarely, flip a character)."""
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="Where the model runs: cpu (default), cuda, mps, or auto (cuda, else mps, else cpu).")
+
+
+def resolve_device(name: str) -> str:
+    """The torch device `--device name` asks for; a `ValueError` where torch sees no such device here."""
+    import torch
+
+    has_mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "mps" if has_mps else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: torch sees no CUDA GPU (torch.cuda.is_available() is False; a CPU-only "
+                         "torch build, or no driver). Use --device cpu or auto.")
+    if name == "mps" and not has_mps:
+        raise ValueError("--device mps: torch sees no Apple GPU (torch.backends.mps.is_available() is False). "
+                         "Use --device cpu or auto.")
+    return name
 
 
 def run_command(prog: str, run: Callable[[list[str]], object], argv: list[str] | None = None):
@@ -41,6 +68,9 @@ def run_command(prog: str, run: Callable[[list[str]], object], argv: list[str] |
 
 def set_up_training_logs(training_args) -> None:
     """Log lines with times, at the verbosity of this process (`--log_level`, `--log_level_replica`)."""
+    import datasets
+    import transformers
+
     logging.basicConfig(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         level=logging.INFO if training_args.should_log else logging.WARNING,

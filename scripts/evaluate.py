@@ -6,19 +6,16 @@
 import argparse
 import json
 import logging
+import sys
 import tempfile
 from pathlib import Path
 
-import torch
+from .cli import add_device_argument, positive_int, resolve_device, run_command
 
-from textrec.processing.contact_sheet import draw_contact_sheet
-from textrec.processing.data import load_text_recognition_dataset
-from textrec.processing.data.loading import MissingSplitError
-from textrec.processing.inference import DECODINGS, load_recognizer, preferred_decoding, recognize
-from textrec.processing.metrics import evaluate_texts, load_metric
-from textrec.processing.tesseract import read_with_tesseract
+DEFAULT_SPLIT = "test"
+WHOLE_FOLDER = "the whole folder"
+"""What is read without `--split`: the test split, or a folder that has no splits whole."""
 
-from .cli import positive_int, run_command
 
 def score_line(system: str, scores: dict) -> str:
     return (f"  {system}: CER {scores['cer']:.2%}  WER {scores['wer']:.2%}  sequence accuracy "
@@ -29,13 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textrec-evaluate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, help="Trained model folder or Hub id.")
     parser.add_argument("--dataset", default="synthetic-lines", help="Dataset name, folder or Hub id (as textrec-train).")
-    parser.add_argument("--split", default="test", help="Split to evaluate (default: test).")
+    parser.add_argument("--split", help=f"Split to evaluate (default: {DEFAULT_SPLIT}; a folder without split "
+                        "sub-folders, its metadata.jsonl at the top, is then read whole).")
     parser.add_argument("--num_samples", type=positive_int, default=500, help="Rows to evaluate (default: 500).")
     parser.add_argument("--batch_size", type=positive_int, default=32)
     parser.add_argument("--num_beams", type=positive_int,
                         help="Beams of the decoder's search (1: greedy). Default: the model's generation config's, "
                         "as model.generate() reads.")
-    parser.add_argument("--decoding", choices=DECODINGS,
+    parser.add_argument("--decoding",
                         help="attention: the attention decoder; ctc: the CTC head's best path (much "
                         "faster; models trained with a CTC head only); joint: the decoder's search scored with the CTC "
                         "head's prefix scores (both). Default: the one the model reads best "
@@ -50,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output_json", help="Also write the results to this file.")
     parser.add_argument("--show_errors", type=int, default=5, help="Print this many misread lines (default 5).")
     parser.add_argument("--contact_sheet", help="Write a PNG of the first 24 lines with expected and recognized text.")
+    add_device_argument(parser)
     return parser
 
 
@@ -70,16 +69,36 @@ def check_output_file(option: str, path: str | None) -> None:
 
 
 def run(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    import torch
+
+    from textrec.processing.contact_sheet import draw_contact_sheet
+    from textrec.processing.data import load_text_recognition_dataset
+    from textrec.processing.data.loading import METADATA_FILE, MissingSplitError
+    from textrec.processing.inference import DECODINGS, load_recognizer, preferred_decoding, recognize
+    from textrec.processing.metrics import evaluate_texts, load_metric
+    from textrec.processing.tesseract import read_with_tesseract
+
+    if args.decoding is not None and args.decoding not in DECODINGS:
+        parser.error(f"argument --decoding: invalid choice: {args.decoding!r} (choose from {', '.join(DECODINGS)})")
+    device = resolve_device(args.device)
     check_output_file("--output_json", args.output_json)
     check_output_file("--contact_sheet", args.contact_sheet)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    model, processor = load_recognizer(args.model)
+    model, processor = load_recognizer(args.model, device=device)
+    split = args.split or DEFAULT_SPLIT
     try:
-        dataset = load_text_recognition_dataset(args.dataset, split=args.split, num_samples=args.num_samples)
+        dataset = load_text_recognition_dataset(args.dataset, split=split, num_samples=args.num_samples)
     except MissingSplitError as error:
-        raise ValueError(f"{error.source} has no split {error.split!r}; available: {error.available}. Pass --split one "
-                         f"of them (--split {error.available[0]}).") from None
+        if args.split is None and (Path(error.source) / METADATA_FILE).is_file():
+            print(f"textrec-evaluate: {error.source} has no split folders (its {METADATA_FILE} is at the top): reading "
+                  "it whole", file=sys.stderr)
+            split = WHOLE_FOLDER
+            dataset = load_text_recognition_dataset(args.dataset, split=None, num_samples=args.num_samples)
+        else:
+            raise ValueError(f"{error.source} has no split {error.split!r}; available: {error.available}. Pass --split "
+                             f"one of them (--split {error.available[0]}).") from None
     references = list(dataset["text"])
     images = list(dataset["image"])
     result = recognize(
@@ -91,8 +110,9 @@ def run(argv: list[str] | None = None) -> dict:
     scores["lines_per_second"] = result.lines_per_second
     scores["num_samples"] = len(references)
 
-    print(f"{args.model} on {args.dataset} ({args.split}, {len(references)} lines, {args.decoding or preferred_decoding(model)} decoding, "
-          f"beams={args.num_beams or model.generation_config.num_beams or 1}, {torch.get_num_threads()} threads)")
+    print(f"{args.model} on {args.dataset} ({split}, {len(references)} lines, {args.decoding or preferred_decoding(model)} decoding, "
+          f"beams={args.num_beams or model.generation_config.num_beams or 1}, "
+          f"{device if device != 'cpu' else f'{torch.get_num_threads()} CPU threads'})")
     print(score_line(args.model, scores))
     if args.compare_tesseract:
         scores["tesseract"] = read_with_tesseract(images, references, args.normalization)

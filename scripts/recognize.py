@@ -2,18 +2,27 @@
 
     textrec-recognize --model runs/self-attention line1.png line2.png
     textrec-recognize --model runs/self-attention scans/ --show_paths
+    textrec-recognize --model crnn-lines scans/ --show_confidence        # text<TAB>0.973
+    textrec-recognize --model crnn-lines scans/ --output_format json     # one JSON object per image and line
+    textrec-recognize --model crnn-lines --page page.png                 # a whole page: its lines in reading order
+    textrec-recognize --model crnn-lines --page pages/ --output_format hocr --output_dir read/
 """
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from .cli import positive_int, run_command
-from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer
+from .cli import add_device_argument, positive_int, resolve_device, run_command
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
 SHOWN_NAMES = 5
 """How many of the entries a folder's skipped-files line names."""
+OUTPUT_FORMATS = ("text", "json", "hocr")
+"""`--output_format`: a line of text per image (per line of a page), a JSON object per image (or page), or hOCR
+(pages only)."""
+DEFAULT_DETECTOR = "line-detector"
+"""The released text-line detector `--page` reads with unless `--detector` names another."""
 
 
 def collect_images(inputs: list[str]) -> list[Path]:
@@ -66,26 +75,71 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num_beams", type=positive_int,
                         help="Beams of the decoder's search (1: greedy). Default: the model's generation config's, "
                         "as model.generate() reads.")
-    parser.add_argument("--decoding", choices=DECODINGS,
+    parser.add_argument("--decoding",
                         help="attention: the attention decoder; ctc: the CTC head's best path (much "
                         "faster; models trained with a CTC head only); joint: the decoder's search scored with the CTC "
                         "head's prefix scores (both). Default: the one the model reads best "
                         "with (its generation config's `decoding`), else attention.")
     parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text' instead of the text alone.")
+    parser.add_argument("--show_confidence", action="store_true",
+                        help="Add the line's confidence (0-1; see textrec.processing.pipeline_text_recognition): "
+                        "'text<TAB>0.973'. The text is the same as without.")
+    parser.add_argument("--output_format", choices=OUTPUT_FORMATS, default="text",
+                        help="text: one line of text per image; json: one JSON object per image and line, "
+                        "{\"path\", \"text\", \"confidence\", \"characters\": [[character, confidence], ...]} "
+                        "(\"text\": null and \"error\" for an image that could not be read).")
+    parser.add_argument("--page", action="store_true",
+                        help="Each image is a whole page: find its lines with the text-line detector (--detector), read "
+                        "them with --model and print them in reading order (columns, then lines top to bottom).")
+    parser.add_argument("--detector", default=DEFAULT_DETECTOR,
+                        help=f"With --page: the text-line detector (a released name, a folder or a Hub id; default "
+                        f"{DEFAULT_DETECTOR}).")
+    parser.add_argument("--output_dir", help="With --page: write each page's reading to OUTPUT_DIR/<image name>.txt, "
+                        ".json or .hocr (by --output_format) instead of printing it.")
+    add_device_argument(parser)
     return parser
+
+
+def format_reading(path: Path, reading, error: str | None, args: argparse.Namespace) -> str:
+    """The output line of one image: its text (`path<TAB>` before it with `--show_paths`, `<TAB>confidence` after
+    it with `--show_confidence`), or its JSON object with `--output_format json`. `reading` is the text, or the
+    `LineReading` where confidences were asked for; None for an image that could not be read (JSON only)."""
+    if args.output_format == "json":
+        if reading is None:
+            return json.dumps({"path": str(path), "text": None, "error": error}, ensure_ascii=False)
+        return json.dumps({"path": str(path), "text": reading.text, "confidence": round(reading.confidence, 4),
+                           "characters": [[character, round(confidence, 4)] for character, confidence in reading.characters]},
+                          ensure_ascii=False)
+    line = reading.text if args.show_confidence else reading
+    if args.show_paths:
+        line = f"{path}\t{line}"
+    return f"{line}\t{reading.confidence:.3f}" if args.show_confidence else line
 
 
 def run(argv: list[str] | None = None) -> list[str | None]:
     """Prints each image's text (or `path<TAB>text`) as soon as its batch is read, in order. An image that
     cannot be read gets a line on stderr naming it and why, the others are read all the same, and a summary
     ends the run; `main` then exits with status 1."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer
+
+    if args.decoding is not None and args.decoding not in DECODINGS:
+        parser.error(f"argument --decoding: invalid choice: {args.decoding!r} (choose from {', '.join(DECODINGS)})")
+    if args.output_format == "hocr" and not args.page:
+        parser.error("--output_format hocr describes pages: use it with --page")
+    if args.output_dir and not args.page:
+        parser.error("--output_dir writes pages' readings: use it with --page")
+    device = resolve_device(args.device)
     paths = collect_images(args.images)
     if not paths:
         raise SystemExit("textrec-recognize: no images found")
-    model, processor = load_recognizer(args.model)
+    model, processor = load_recognizer(args.model, device=device)
+    if args.page:
+        return read_pages(paths, (model, processor), args, device)
+    output_confidences = args.show_confidence or args.output_format == "json"
     texts, failures = [], 0
-    for index, text, error in iter_recognize(
+    for index, reading, error in iter_recognize(
         model,
         processor,
         [str(p) for p in paths],
@@ -94,15 +148,65 @@ def run(argv: list[str] | None = None) -> list[str | None]:
         decoding=args.decoding,
         progress=False,
         on_error="skip",
+        output_confidences=output_confidences,
     ):
-        texts.append(text)
+        texts.append(reading.text if output_confidences and reading is not None else reading)
         if error is not None:
             failures += 1
             print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)
+            if args.output_format == "json":
+                print(format_reading(paths[index], None, error, args), flush=True)
         else:
-            print(f"{paths[index]}\t{text}" if args.show_paths else text, flush=True)
+            print(format_reading(paths[index], reading, None, args), flush=True)
     if failures:
         print(f"textrec-recognize: {failures} of {len(paths)} images could not be read", file=sys.stderr)
+    return texts
+
+
+def format_page(path: Path, page, args: argparse.Namespace) -> str:
+    """A page's reading as `--output_format` asks: its lines (each `path<TAB>`-prefixed with `--show_paths`, with
+    `<TAB>confidence` after with `--show_confidence`), one JSON object, or an hOCR document."""
+    if args.output_format == "json":
+        return json.dumps({"path": str(path), **page.to_dict()}, ensure_ascii=False)
+    if args.output_format == "hocr":
+        return page.to_hocr(title=path.name)
+    lines = []
+    for line in page.lines:
+        text = f"{line.text}\t{line.confidence:.3f}" if args.show_confidence else line.text
+        lines.append(f"{path}\t{text}" if args.show_paths else text)
+    return "\n".join(lines)
+
+
+def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: str) -> list[str | None]:
+    """`--page`: reads each page (`textrec.processing.page_reading.read_page`) and prints or writes its reading; a
+    page that cannot be read gets a line on stderr and the others are read all the same. Returns the pages' texts
+    (None for a page that could not be read)."""
+    from textrec.processing.page_reading import load_line_detector, read_page
+
+    detector = load_line_detector(args.detector, device=device)
+    if args.output_format == "hocr" and len(paths) > 1 and not args.output_dir:
+        raise ValueError("--output_format hocr writes one document per page: give --output_dir for several pages")
+    output_dir = Path(args.output_dir) if args.output_dir else None
+    if output_dir is not None:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    texts = []
+    for path in paths:
+        try:
+            page = read_page(str(path), recognizer, detector, batch_size=args.batch_size, decoding=args.decoding)
+        except ValueError as error:
+            print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)
+            texts.append(None)
+            continue
+        texts.append(page.text)
+        formatted = format_page(path, page, args)
+        if output_dir is not None:
+            suffix = {"text": ".txt", "json": ".json", "hocr": ".hocr"}[args.output_format]
+            (output_dir / f"{path.stem}{suffix}").write_text(formatted + "\n", encoding="utf-8")
+        else:
+            print(formatted, flush=True)
+    failures = sum(text is None for text in texts)
+    if failures:
+        print(f"textrec-recognize: {failures} of {len(paths)} pages could not be read", file=sys.stderr)
     return texts
 
 

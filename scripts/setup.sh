@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets textrec up on a fresh Debian machine: fonts for the synthetic data, Tesseract (the benchmark's
-# peer), Debian's fortunes texts (English and German), the local CPU build of PyTorch, and textrec itself
-# with its test extra, into the active python3 (a virtual environment when one is active).
+# peer), Debian's fortunes texts (English and German), Chromium (the demo's browser test), the local CPU build
+# of PyTorch, and textrec itself with its test, demo and onnx extras, into the active python3 (a virtual environment when one is active).
 #
 #   bash scripts/setup.sh           # textrec editable, from this checkout (for development)
 #   bash scripts/setup.sh --wheel   # textrec from a wheel built from this checkout, as users get it (CI)
@@ -29,6 +29,8 @@ DEBIAN_PACKAGES=(
   fonts-dkg-handwriting fonts-breip fonts-dancingscript fonts-kristi fonts-comic-neue fonts-humor-sans
   # text corpora (English; German for the German print lines) and the OCR peer
   fortunes fortunes-min fortunes-de tesseract-ocr tesseract-ocr-eng
+  # the browser that the demo's test drives (tests/test_demo.py)
+  chromium
 )
 # Serif, sans, mono, condensed, display, bitmap-like and old-style faces for the data engine; fonts missing a
 # glyph of the character set are dropped when the data is rendered (textrec.processing.data.fonts).
@@ -54,6 +56,7 @@ if command -v apt-get >/dev/null; then
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
   done
   if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${#missing[@]} Debian packages (fonts, fortunes, Tesseract)..."
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
@@ -66,7 +69,9 @@ fi
 PYTHON=${PYTHON:-python3}
 # The CPU wheel of torch 2.13.0 lies on these machines; asking for exactly it keeps pip from pulling a
 # newer build with several GB of CUDA libraries.
+echo "setup: installing torch 2.13.0 (CPU)..."
 "$PYTHON" -m pip install -q "torch==2.13.0"
+echo "setup: building textrec ($INSTALL) and installing its dependencies..."
 if [ "$INSTALL" = wheel ]; then
   # Built from a clean copy of the checkout: setuptools reuses its build/ folder, so a wheel built in place
   # would carry files since deleted from the source (and the build would write into the checkout).
@@ -78,8 +83,8 @@ if [ "$INSTALL" = wheel ]; then
   "$PYTHON" -m pip wheel -q --no-deps -w "$wheels" "$wheels/source"
   # pip keeps an installed textrec of the same version (editable or an earlier wheel) unless it is removed.
   if "$PYTHON" -m pip show -q textrec 2>/dev/null; then "$PYTHON" -m pip uninstall -q -y textrec; fi
-  "$PYTHON" -m pip install -q "$(ls "$wheels"/textrec-*.whl)[test]"
+  "$PYTHON" -m pip install -q "$(ls "$wheels"/textrec-*.whl)[test,demo,onnx]"
   rm -rf "$wheels"
 else
-  "$PYTHON" -m pip install -q -e ".[test]"
+  "$PYTHON" -m pip install -q -e ".[test,demo,onnx]"
 fi

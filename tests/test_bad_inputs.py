@@ -703,16 +703,18 @@ def test_exporting_into_a_folder_holding_files_is_refused_unless_told_to_replace
 
 
 def test_evaluate_checks_output_json_before_any_work_and_creates_its_folder(model_folder, tmp_path, monkeypatch, capsys):
-    load_recognizer = evaluate_cli.load_recognizer
+    import textrec.processing.inference as inference  # the command imports it when it runs
+
+    load_recognizer = inference.load_recognizer
 
     def evaluated(*args, **kwargs):
         raise AssertionError("the evaluation ran before --output_json was checked")
 
-    monkeypatch.setattr(evaluate_cli, "load_recognizer", evaluated)
+    monkeypatch.setattr(inference, "load_recognizer", evaluated)
     with pytest.raises(SystemExit):
         evaluate_cli.main(["--model", str(model_folder), "--output_json", str(inside_a_file(tmp_path) / "s.json")])
     assert "cannot write into" in capsys.readouterr().err
-    monkeypatch.setattr(evaluate_cli, "load_recognizer", load_recognizer)
+    monkeypatch.setattr(inference, "load_recognizer", load_recognizer)
     output = tmp_path / "new" / "deeper" / "scores.json"
     scores = evaluate_cli.run(["--model", str(model_folder), "--num_samples", "2", "--output_json", str(output)])
     assert json.loads(output.read_text())["num_samples"] == scores["num_samples"] == 2

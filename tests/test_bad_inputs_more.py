@@ -110,7 +110,7 @@ BAD_INPUTS = {
         "(--eval_split train), or --eval_dataset with data to evaluate on."),
     "evaluating a dataset folder without the split asked for": (
         "textrec-evaluate",
-        lambda t, lines, model: ["--model", str(model),
+        lambda t, lines, model: ["--model", str(model), "--split", "test",
                                  f"--dataset={folder_with_lines(t, lines, row('good0.png', 'a'))}"],
         "data has no split 'test'; available: ['train']. Pass --split one of them (--split train)."),
     "exporting into a folder inside a file": (

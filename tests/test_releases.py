@@ -10,6 +10,8 @@ import torch
 from safetensors import safe_open
 
 from textrec.model_cards import released_model_names, released_model_path, resolve_model_path
+from textrec.model_cards.card import card_for_repository, describe_dataset
+from textrec.processing.processing_text_recognition import LOAD_TIME_KEYS
 import releases as release_module
 from textrec.processing.training.architectures import get_spec
 from textrec.scripts.export import export_model
@@ -63,7 +65,9 @@ def test_package_stores_fp16_weights_and_no_code(packaged):
 def test_package_card_holds_both_test_sets_and_the_training_command(packaged, small_release):
     card = (packaged / "README.md").read_text()
     for dataset in small_release.test_sets.values():
-        assert f"name: {dataset}" in card
+        assert f"name: '{describe_dataset(dataset)[0]}'" in card
+    assert card.count("type: synthetic") == 2 and "example_title: A printed line, rendered by textrec" in card
+    assert (packaged / "example.png").is_file()
     assert "textrec-train --model=self-attention --preset=fast" in card
     assert "--output_dir=runs/self-attention-lines" in card
     assert "an image of one line of text in" in card and "(characters plus `<pad>`" in card
@@ -153,10 +157,29 @@ def test_recognize_command_reads_a_guard_image_with_the_release(name, capsys):
     assert capsys.readouterr().out.strip().splitlines()[-1] == first["text"]
 
 
+@pytest.mark.parametrize("name", released_model_names())
+def test_released_tokenizer_config_holds_no_load_time_keys(name):
+    config = json.loads((released_model_path(name) / "tokenizer_config.json").read_text())
+    assert not set(config) & set(LOAD_TIME_KEYS)
+
+
+def test_saved_and_exported_folders_hold_no_load_time_keys_and_the_card_loads_the_hub_repository(packaged, tmp_path):
+    """transformers 5 writes how a tokenizer was loaded (`is_local`, `local_files_only`) back into
+    `tokenizer_config.json`; a folder saved from a loaded model (a release) or exported again holds none of it. The
+    exported card's snippets load the repository `--hub_model_id` names, and its example image comes along."""
+    folder = export_model(str(packaged), tmp_path / "hub", hub_model_id="someone/lines")
+    for saved in (packaged, folder):
+        assert not set(json.loads((saved / "tokenizer_config.json").read_text())) & set(LOAD_TIME_KEYS)
+    card = (folder / "README.md").read_text()
+    assert 'from_pretrained("someone/lines", trust_remote_code=True)' in card
+    assert 'from_pretrained("self-attention-lines"' not in card
+    assert (folder / "example.png").read_bytes() == (packaged / "example.png").read_bytes()
+
+
 @pytest.mark.slow
 def test_export_loads_without_textrec_and_reads_as_textrec_does(packaged, sample_line_images, tmp_path):
     folder = export_model(str(packaged), tmp_path / "hub")
-    assert (folder / "README.md").read_text() == (packaged / "README.md").read_text()
+    assert (folder / "README.md").read_text() == card_for_repository((packaged / "README.md").read_text(), None)
     for index, image in enumerate(sample_line_images):
         image.save(tmp_path / f"line{index}.png")
     model, processor = load_recognizer(str(packaged))
@@ -268,8 +291,11 @@ def test_a_release_measured_on_real_sets_leads_its_card_with_them(trained_run, s
     monkeypatch.setattr(release_module, "evaluate_on_real_sets", lambda model, processor, names: evaluate(model, processor, limit=3, names=names))
     release = dataclasses.replace(small_release, real_sets=("receipts", "historic-print", "scene"), earlier_commands=("textrec-train --model=crnn --first",))
     card = (release_module.package_release(release, str(trained_run), tmp_path) / "README.md").read_text()
-    real_names = {line for line in card.splitlines() if line.strip().startswith("name: 'real: ")}
-    assert len(real_names) == len(real_sets.REAL_SETS)
-    assert card.index("name: 'real: ") < card.index("name: 'synthetic, rendered by textrec")
+    types = [line.strip().removeprefix("type: ") for line in card.splitlines()
+             if line.startswith("      type: ") and line.strip() != "type: image-to-text"]
+    real_types = [real_set.dataset_type for real_set in real_sets.REAL_SETS.values()]
+    assert types == [*real_types, "synthetic", "synthetic"]  # real sets first, each with its dataset type
+    assert "name: SROIE scanned receipt lines" in card
+    assert card.index("type: sroie") < card.index("name: 'synthetic, rendered by textrec")
     assert "split: development" in card and "Real images first" in card
     assert card.index("textrec-train --model=crnn --first") < card.index("--output_dir=runs/self-attention-lines")

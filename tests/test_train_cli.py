@@ -68,6 +68,10 @@ def test_model_card_holds_the_real_evaluation(trained_folder):
     assert "pipeline_tag: image-to-text" in card
     assert "model-index" in card
     assert f"value: {round(results['eval_cer'], 4)}" in card
+    # what the data is, not the --dataset value; the widget shows an evaluation image rendered by textrec
+    assert "name: 'synthetic, rendered by textrec: print lines'" in card and "type: synthetic" in card
+    assert "language:\n- en" in card and "base_model" not in card
+    assert "src: example.png" in card and (trained_folder / "example.png").is_file()
 
 
 def test_recognize_prints_one_line_per_image(trained_folder, tmp_path, sample_line_images, capsys):
@@ -91,6 +95,24 @@ def test_evaluate_reports_metrics_and_speed(trained_folder, tmp_path):
     assert json.loads(output.read_text()) == pytest.approx(scores)
     assert 0.0 <= scores["sequence_accuracy"] <= 1.0 and scores["cer"] >= 0.0
     assert scores["lines_per_second"] > 0
+
+
+def test_evaluate_reads_a_folder_without_splits_whole(tmp_path, sample_line_images, capsys):
+    """`textrec-evaluate --dataset folder/` on a folder whose metadata.jsonl is at the top (no split folders) reads
+    it whole instead of failing on the default test split, and says so on stderr; an explicit `--split` it lacks
+    stays an error."""
+    for index, image in enumerate(sample_line_images):
+        image.save(tmp_path / f"line{index}.png")
+    (tmp_path / "metadata.jsonl").write_text(
+        "".join(json.dumps({"file_name": f"line{index}.png", "text": "a line"}) + "\n" for index in range(3))
+    )
+    scores = evaluate_cli.run(["--model", "crnn-lines", "--dataset", str(tmp_path), "--show_errors", "0"])
+    captured = capsys.readouterr()
+    assert scores["num_samples"] == 3
+    assert "has no split folders" in captured.err and "reading it whole" in captured.err
+    assert "(the whole folder, 3 lines" in captured.out
+    with pytest.raises(ValueError, match="has no split 'test'"):
+        evaluate_cli.run(["--model", "crnn-lines", "--dataset", str(tmp_path), "--split", "test"])
 
 
 def train_until_killed(monkeypatch, arguments: list[str], step: int) -> None:

@@ -17,7 +17,7 @@ from transformers import GenerationConfig, GenerationMixin, PreTrainedModel
 from transformers.utils import ModelOutput
 
 from .configuration_crnn import CRNNConfig
-from .ctc import CTCHead, ctc_greedy_decode, ctc_loss
+from .ctc import CTCDecoderOutput, CTCHead, ctc_greedy_decode, ctc_loss
 from .initialization import init_recognizer_weights
 from .recognizer import RecognizerEncoderOutput
 from .vgg_bilstm import VGGFeatureExtractor, check_line_images, read_columns
@@ -144,21 +144,32 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
 
     @torch.no_grad()
     def ctc_decode(
-        self, pixel_values: torch.FloatTensor, pixel_mask: torch.LongTensor | None = None, **kwargs
-    ) -> torch.LongTensor:
+        self,
+        pixel_values: torch.FloatTensor,
+        pixel_mask: torch.LongTensor | None = None,
+        return_dict_in_generate: bool = False,
+        **kwargs,
+    ) -> torch.LongTensor | CTCDecoderOutput:
         """Reads the images by CTC best path.
+
+        Args:
+            return_dict_in_generate: return a `CTCDecoderOutput` (the sequences with the logits they were read
+                from), as `generate()` does with this argument.
 
         Returns:
             `(batch, length)` token ids ending in eos and padded with the pad id (decode them with
             `processor.batch_decode(..., skip_special_tokens=True)`).
         """
         outputs = self(pixel_values, pixel_mask=pixel_mask)
-        return ctc_greedy_decode(
+        sequences = ctc_greedy_decode(
             outputs.logits,
             blank_token_id=self.config.pad_token_id,
             eos_token_id=self.config.eos_token_id,
             source_mask=outputs.attention_mask,
         )
+        if return_dict_in_generate:
+            return CTCDecoderOutput(sequences=sequences, logits=outputs.logits, attention_mask=outputs.attention_mask)
+        return sequences
 
     @torch.no_grad()
     def generate(

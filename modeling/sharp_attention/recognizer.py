@@ -28,7 +28,7 @@ from transformers import GenerationConfig, LogitsProcessorList
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 
-from .ctc import ctc_greedy_decode, ctc_loss
+from .ctc import CTCDecoderOutput, ctc_greedy_decode, ctc_loss
 from .ctc_prefix_score import CTCPrefixScoreLogitsProcessor
 from .generation_cache import CACHE_NAME, resolve_cache
 
@@ -139,14 +139,20 @@ class CTCReadingMixin:
 
     @torch.no_grad()
     def ctc_decode(
-        self, pixel_values: torch.FloatTensor, pixel_mask: torch.LongTensor | None = None, **kwargs
-    ) -> torch.LongTensor:
+        self,
+        pixel_values: torch.FloatTensor,
+        pixel_mask: torch.LongTensor | None = None,
+        return_dict_in_generate: bool = False,
+        **kwargs,
+    ) -> torch.LongTensor | CTCDecoderOutput:
         """Reads the images with the CTC head alone (greedy best path): the encoder runs once and the
         decoder not at all, so it is much faster than `generate()`, and usually a little less accurate.
 
         Args:
             pixel_values: `(batch, channels, height, width)`.
             pixel_mask: `(batch, height, width)`, 1 on real pixels.
+            return_dict_in_generate: return a `CTCDecoderOutput` (the sequences with the CTC head's logits they
+                were read from), as `generate()` does with this argument.
 
         Returns:
             `(batch, length)` token ids ending in eos and padded with the pad id, as from `generate()`
@@ -158,12 +164,16 @@ class CTCReadingMixin:
                 f"generate(..., decoding=\"attention\")."
             )
         encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
-        return ctc_greedy_decode(
-            self.ctc_head(encoder_outputs.last_hidden_state),
+        logits = self.ctc_head(encoder_outputs.last_hidden_state)
+        sequences = ctc_greedy_decode(
+            logits,
             blank_token_id=self.config.pad_token_id,
             eos_token_id=self.config.eos_token_id,
             source_mask=encoder_outputs.attention_mask,
         )
+        if return_dict_in_generate:
+            return CTCDecoderOutput(sequences=sequences, logits=logits, attention_mask=encoder_outputs.attention_mask)
+        return sequences
 
     @torch.no_grad()
     def joint_decode(

@@ -12,9 +12,12 @@ The CTC blank is the pad token: it is never a target, so the vocabulary, the tok
 are unchanged, and a model with `ctc_loss_weight=0` has no CTC head at all.
 """
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+from transformers.utils import ModelOutput
 
 
 class CTCHead(nn.Module):
@@ -39,6 +42,22 @@ class CTCHead(nn.Module):
             `(batch, source_length, vocab_size)` logits.
         """
         return self.classifier(encoder_hidden_states)
+
+
+@dataclass
+class CTCDecoderOutput(ModelOutput):
+    """What `ctc_decode(..., return_dict_in_generate=True)` returns: the reading and the CTC head's output it was
+    read from, so that a confidence can be computed from the very scores that chose the text.
+
+    Args:
+        sequences: `(batch, length)` token ids ending in eos and padded with the pad id, as `ctc_decode` returns.
+        logits: `(batch, source_length, vocab_size)` the CTC head's logits (the pad id standing for the blank).
+        attention_mask: `(batch, source_length)` 1 for outputs of real pixels; None without a pixel mask.
+    """
+
+    sequences: torch.LongTensor | None = None
+    logits: torch.FloatTensor | None = None
+    attention_mask: torch.LongTensor | None = None
 
 
 def ctc_loss(

@@ -31,6 +31,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from textrec.model_cards.card import WIDGET_IMAGE
 from textrec.processing.inference import safetensors_problem
 
 logger = logging.getLogger("textrec.train")
@@ -437,12 +438,14 @@ class OutputFolder:
         return None
 
     def check_not_a_dataset(self) -> None:
-        """Refuses a folder that holds a dataset (`DATASET_FILES`, or images at its top), even with `overwrite`: a run
-        writes its model, card (`README.md`) and checkpoints into its output folder, beside or over the data."""
+        """Refuses a folder that holds a dataset (`DATASET_FILES`, or images at its top other than the card's example,
+        `WIDGET_IMAGE`), even with `overwrite`: a run writes its model, card (`README.md`) and checkpoints into its
+        output folder, beside or over the data."""
         from PIL import Image
 
         found = [name for name in DATASET_FILES if (self.path / name).exists()]
-        images = [path for path in self.path.iterdir() if path.suffix.lower() in Image.registered_extensions()]
+        images = [path for path in self.path.iterdir()
+                  if path.suffix.lower() in Image.registered_extensions() and path.name != WIDGET_IMAGE]
         if images:
             found.append(f"{len(images)} image{'s' if len(images) > 1 else ''}")
         if found:

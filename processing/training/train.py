@@ -27,6 +27,7 @@ from transformers import EarlyStoppingCallback, Trainer, TrainerState, set_seed
 from transformers.trainer import TRAINER_STATE_NAME
 
 from textrec.model_cards import resolve_model_path
+from textrec.model_cards.card import base_model_name, training_datasets, training_languages
 from textrec.model_cards.hub import export_for_hub
 from textrec.processing import TextRecognitionImageProcessor, TextRecognitionProcessor
 from textrec.processing.data import load_text_recognition_dataset
@@ -589,6 +590,10 @@ def train_from_arguments(
                 dataset_split=data_args.eval_split,
                 eval_samples=len(eval_dataset),
                 preset=None if model_args.model_name_or_path else model_args.preset,
+                training_data=data_args.dataset,
+                base_model=base_model_name(model_args.model_name_or_path),
+                datasets=training_datasets(data_args.dataset),
+                languages=training_languages(data_args.dataset),
             ),
             output_folder=output_folder,
         )

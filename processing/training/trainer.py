@@ -13,13 +13,14 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from PIL import Image
 from torch.utils.data import DataLoader
 from transformers import Seq2SeqTrainer, TrainerCallback
 from transformers.trainer_utils import IntervalStrategy, SchedulerType, seed_worker
 
 from textrec.processing.data.area_batching import AreaBatchSampler, image_sizes
 
-from textrec.model_cards.card import render_model_card
+from textrec.model_cards.card import SYNTHETIC_DATASET_TYPE, WIDGET_IMAGE, describe_dataset, render_model_card
 
 from .recipes import TrainingRecipe
 
@@ -199,6 +200,19 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
                 return {key.removeprefix("eval_"): value for key, value in entry.items() if key.startswith("eval_")}
         return {}
 
+    def write_widget_image(self) -> str | None:
+        """Writes the first evaluation image as the card's widget example (`WIDGET_IMAGE`) when textrec rendered the
+        evaluation data (images of a user's own folder stay out of a card that may be published); returns its
+        title, or None when none was written."""
+        dataset_name = self.card_details.get("dataset_name")
+        if self.eval_dataset is None or not dataset_name or describe_dataset(dataset_name)[1] != SYNTHETIC_DATASET_TYPE:
+            return None
+        image = self.eval_dataset[0]["image"]
+        if not isinstance(image, Image.Image):
+            return None
+        image.save(Path(self.args.output_dir) / WIDGET_IMAGE)
+        return "An evaluation image, rendered by textrec"
+
     def create_model_card(self, model_name: str | None = None, **kwargs) -> None:
         if not self.is_world_process_zero():
             return
@@ -209,9 +223,11 @@ class TextRecognitionTrainer(Seq2SeqTrainer):
         batch = f"batch {batch_size} per device"
         if getattr(self.args, "batch_max_area", None) is not None:
             batch = f"batches of at most {batch_size} images and {self.args.batch_max_area} padded pixels per device"
+        widget_title = self.write_widget_image()
         card = render_model_card(
             model=self.model,
             repo_id=repo_id,
+            widget_title=widget_title,
             eval_results=self.last_eval_results(),
             training_summary=(
                 f"{steps} steps of `Seq2SeqTrainer`, {batch}, "

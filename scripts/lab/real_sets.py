@@ -47,17 +47,19 @@ class RealSet:
     description: str
     level: str | None = None
     """Only rows of this `level` (`"line"`, `"word"`); None: every row of the subsets."""
+    dataset_type: str = ""
+    """The set's `model-index` dataset type on a model card: a short identifier of the published dataset."""
 
 
 REAL_SETS = {
     real_set.name: real_set
     for real_set in (
         RealSet("receipts", "print", ("sroie",), "scene-text", UPPER_CASE_PRINTABLE,
-                "SROIE scanned receipt lines, case-insensitive"),
+                "SROIE scanned receipt lines, case-insensitive", dataset_type="sroie"),
         RealSet("historic-print", "print", ("ocrd-linegt",), "none", None,
-                "19th-century German book print (OCR-D), exact"),
+                "19th-century German book print (OCR-D), exact", dataset_type="ocr-d"),
         RealSet("scene", "scene", ("iiit5k", "icdar13", "svt"), "scene-text", None,
-                "scene-text word crops (IIIT5K, IC13, SVT), lower-case alphanumerics"),
+                "scene-text word crops (IIIT5K, IC13, SVT), lower-case alphanumerics", dataset_type="iiit5k-ic13-svt"),
     )
 }
 
@@ -66,9 +68,11 @@ HANDWRITING_SETS = {
     real_set.name: real_set
     for real_set in (
         RealSet("iam-ondb", "handwriting/test", ("iamondb",), "none", None,
-                "IAM-OnDB lines by writers not in handwriting/train, rendered from pen strokes, exact", "line"),
+                "IAM-OnDB lines by writers not in handwriting/train, rendered from pen strokes, exact", "line",
+                "iam-ondb"),
         RealSet("washington", "handwriting/test", ("gw",), "none", None,
-                "George Washington's letters (1755), scanned cursive lines, exact", "line"),
+                "George Washington's letters (1755), scanned cursive lines, exact", "line",
+                "washington"),
     )
 }
 """The real handwriting test sets (`handwriting/test`; `handwriting/train` is the one real set trained on). Kept

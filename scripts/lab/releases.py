@@ -28,16 +28,26 @@ from textrec.processing.metrics import evaluate_texts
 from textrec.processing.training import get_spec, parse_arguments, train_from_arguments
 
 from textrec.model_cards import RELEASED_FOLDER
-from textrec.model_cards.card import render_model_card
+from textrec.model_cards.card import (
+    SYNTHETIC_DATASET_TYPE,
+    WIDGET_IMAGE,
+    describe_dataset,
+    render_model_card,
+    training_datasets,
+    training_languages,
+)
 from textrec.model_cards.hub import stored_state_dict
+
+from real_sets import ALL_SETS, RealSet
 
 logger = logging.getLogger("textrec.release")
 
 RELEASED_MODELS_DIR = Path(__file__).resolve().parents[2] / "model_cards" / RELEASED_FOLDER
 """Where packaged releases go in the checkout (installed with the package as `textrec.model_cards`)."""
 CARD_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
-              "processor_config.json", "tokenizer_config.json", "special_tokens_map.json", "README.md")
-"""What a packaged release keeps: everything `from_pretrained` reads, and its card. Code files are not kept:
+              "processor_config.json", "tokenizer_config.json", "special_tokens_map.json", "README.md", WIDGET_IMAGE)
+"""What a packaged release keeps: everything `from_pretrained` reads, and its card with its example image (rendered
+by textrec, `Release.widget_dataset`). Code files are not kept:
 inside textrec the installed code is used, and `textrec-export` writes a copy of it."""
 
 STUDY_RUNS_DIR = "scripts/lab/study_runs"
@@ -70,6 +80,12 @@ class Release:
             results lead the card's.
         license: the card's licence; data_terms: the terms of its training data, where they bind the model (a
             model trained on research-use data).
+        base_model: the release it was fine-tuned from (its name, as its card states it), for the card's `base_model`.
+        datasets: the published datasets it learned from, for the card's `datasets` (default: those of `--dataset`,
+            `training_datasets`).
+        widget_dataset: textrec's rendered data whose first test image the card's widget shows (default: the first
+            test set); never real data.
+        widget_title: that image's title in the widget.
     """
 
     name: str
@@ -86,6 +102,10 @@ class Release:
     real_sets: tuple[str, ...] = ()
     license: str = "apache-2.0"
     data_terms: str = ""
+    base_model: str | None = None
+    datasets: tuple[str, ...] | None = None
+    widget_dataset: str = ""
+    widget_title: str = "A printed line, rendered by textrec"
 
     def training_command(self, run_dir: str) -> str:
         if self.study:
@@ -98,7 +118,20 @@ class Release:
         return str(Path(run_dir) / self.study_model) if self.study else run_dir
 
     def data_description(self) -> str:
-        return self.training_data or next(a.split("=", 1)[1] for a in self.train_arguments if a.startswith("--dataset="))
+        return self.training_data or self.dataset_argument()
+
+    def dataset_argument(self) -> str:
+        """Its `textrec-train --dataset` value (empty for a study, which names its data otherwise)."""
+        return next((a.split("=", 1)[1] for a in self.train_arguments if a.startswith("--dataset=")), "")
+
+    def card_metadata_arguments(self) -> dict:
+        """What its card's metadata says of its origin: `base_model`, `datasets`, `languages`, `widget_title`."""
+        return dict(
+            base_model=self.base_model,
+            datasets=list(self.datasets if self.datasets is not None else training_datasets(self.dataset_argument())),
+            languages=training_languages(self.dataset_argument()),
+            widget_title=self.widget_title,
+        )
 
 
 LINE_TEST_SETS = {
@@ -232,6 +265,10 @@ RELEASES = {
                            "(`synthetic-lines:look=captured`), starting from `crnn-lines` as released on 2026-11-25 "
                            "(its fp16 weights; textrec commit 1f13c77)"),
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
+            base_model="crnn-lines",
+            datasets=("iam-ondb",),
+            widget_dataset=LINE_TEST_SETS["handwriting-style"],
+            widget_title="A handwriting-style line, rendered by textrec",
             license="other",
             data_terms=("This model learned from IAM-OnDB (M. Liwicki and H. Bunke, \"IAM-OnDB - an On-Line English "
                         "Sentence Database Acquired from Handwritten Text on a Whiteboard\", ICDAR 2005; FKI group, "
@@ -260,6 +297,9 @@ RELEASES = {
             test_sets={"13 MNIST test digits": "mnist-digits:length=13,rotated=false,mnist_dir=../shared/data/mnist"},
             test_samples=1000,
             training_data="strings of 5, 9, then 13 MNIST training digits (a length curriculum)",
+            datasets=("mnist",),
+            widget_dataset="synthetic-digits:length=13",
+            widget_title="A string of 13 digits, rendered by textrec",
             # The released sharp run reads these 20 strings at 0.4% CER.
             guard_samples="tests/fixtures/mnist-13-digits",
         ),
@@ -272,6 +312,7 @@ RELEASES = {
             test_sets={"synthetic formulas": "synthetic-math:max_tokens=48"},
             test_samples=1000,
             training_data="synthetic-math formulas of up to 12, 24, then 48 tokens (a length curriculum)",
+            widget_title="A typeset formula, rendered by textrec",
             # A formula's LaTeX is harder to read exactly than a printed line: the released model reads these 20
             # test formulas at 3.5% CER (the study's `none` arm at 5.7%).
             guard_cer=0.15,
@@ -351,15 +392,18 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
     processor.save_pretrained(folder)
     spec = get_spec(release.architecture)
     evaluations = {release.test_sets[name]: scores for name, scores in results[decoding].items()}
-    evaluation_note, dataset_splits = None, {}
+    evaluation_note, dataset_splits, dataset_types = None, {}, {}
     if release.real_sets:
-        synthetic = {f"synthetic, rendered by textrec: `{dataset}` (test, {release.test_samples} images)": scores
+        synthetic = {f"{describe_dataset(dataset)[0]} (test, {release.test_samples} images)": scores
                      for dataset, scores in evaluations.items()}
         real = evaluate_on_real_sets(model, processor, names=release.real_sets)
         dataset_splits = dict.fromkeys(real, "development")
+        dataset_types = {**{label: real_set_of(label).dataset_type for label in real},
+                         **dict.fromkeys(synthetic, SYNTHETIC_DATASET_TYPE)}
         evaluations = {**real, **synthetic}
         evaluation_note = ("Real images first (never trained on; the development part of each set, scored under its "
                            "protocol), then textrec's own renderings")
+    write_widget_image(release, folder)
     first_dataset = next(iter(evaluations))
     card = render_model_card(
         model=model,
@@ -379,8 +423,10 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         training_command="\n  ".join([*release.earlier_commands, release.training_command(f"runs/{release.name}")]),
         evaluation_note=evaluation_note,
         dataset_splits=dataset_splits,
+        dataset_types=dataset_types,
         license=release.license,
         data_terms=release.data_terms,
+        **release.card_metadata_arguments(),
     )
     card.save(folder / "README.md")
     for path in folder.iterdir():
@@ -394,9 +440,9 @@ def evaluate_on_real_sets(
 ) -> dict[str, dict[str, float]]:
     """CER, WER and sequence accuracy of `model` on real sets of `real_sets.py` (`names`, by default the print and
     scene sets; their `split`; their first `limit` images), under each set's protocol, named for a card:
-    "real: <description> (<split>, <n> images)"."""
+    "<description> (<split>, <n> images)" (`real_set_of` finds the set again)."""
     from benchmark_real_data import score_system  # here, not at the top: that benchmark imports this module
-    from real_sets import ALL_SETS, REAL_DATA_DIR, load_real_set
+    from real_sets import REAL_DATA_DIR, load_real_set
 
     if not REAL_DATA_DIR.is_dir():
         raise SystemExit(f"this release is measured on the real sets, which are not at {REAL_DATA_DIR} "
@@ -404,7 +450,23 @@ def evaluate_on_real_sets(
     sets = {name: tuple(part[:limit] for part in load_real_set(name, split)) for name in names or PRINT_AND_SCENE_SETS}
     scores = score_system(lambda paths: recognize(model, processor, [str(path) for path in paths], batch_size=32).texts, sets)
     logger.info("%s on the real sets (%s), CER: %s", type(model).__name__, split, {name: scores[name]["cer"] for name in sets})
-    return {f"real: {ALL_SETS[name].description} ({split}, {len(sets[name][0]):,} images)": scores[name] for name in sets}
+    return {f"{ALL_SETS[name].description} ({split}, {len(sets[name][0]):,} images)": scores[name] for name in sets}
+
+
+def real_set_of(label: str) -> RealSet:
+    """The real set a card's results label names (`evaluate_on_real_sets`; cards packaged before 2026-12 prefix the
+    label with "real: ")."""
+    description = label.removeprefix("real: ").rsplit(" (", 1)[0]
+    return next(real_set for real_set in ALL_SETS.values() if real_set.description == description)
+
+
+def write_widget_image(release: Release, folder: Path) -> None:
+    """Writes the card's example image (`WIDGET_IMAGE`) into the release folder: the first test image of the
+    release's `widget_dataset` (default its first test set), which textrec renders."""
+    dataset_name = release.widget_dataset or next(iter(release.test_sets.values()))
+    if describe_dataset(dataset_name)[1] != SYNTHETIC_DATASET_TYPE:
+        raise ValueError(f"{release.name}: the widget's image must be rendered by textrec, not {dataset_name!r}")
+    load_text_recognition_dataset(dataset_name, split="test", num_samples=1)[0]["image"].save(folder / WIDGET_IMAGE)
 
 
 def training_summary(run_dir: str) -> str:

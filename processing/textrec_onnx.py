@@ -1,0 +1,360 @@
+"""Reading text lines with a textrec recognizer exported to ONNX, with onnxruntime, NumPy and Pillow only.
+
+`textrec-export --model crnn-lines --format onnx --output_dir DIR` writes this file into `DIR` beside
+`model.onnx` (fp32), `model_int8.onnx` (int8 weights), `tokenizer.json` and `onnx_config.json`. Where neither
+textrec nor torch is installed (`pip install onnxruntime numpy pillow`):
+
+    python DIR/textrec_onnx.py DIR line1.png line2.png            # one line of text per image
+    python DIR/textrec_onnx.py DIR --int8 scans/*.png             # the int8 model
+
+or from Python, with `DIR` on `sys.path`:
+
+    from textrec_onnx import OnnxLineReader
+    reader = OnnxLineReader("DIR")                                 # model_int8.onnx: OnnxLineReader("DIR", int8=True)
+    reader.read(["line1.png", "line2.png"])                        # ["...", "..."]
+
+It gives the text that textrec's own reading (`textrec.processing.inference.recognize`, CTC best path) gives:
+it repeats the image processor's steps (`TextRecognitionImageProcessor`: 8-bit luminance, text polarity, ink crop
+and margin, bicubic resize to the model's height, normalisation, right padding with a pixel mask) with the
+settings the export wrote from that processor into `onnx_config.json`, and CTC's best path with the tokenizer's
+vocabulary. The graph returns per-column log-probabilities (`log_probs`, the blank at the pad id) and the mask
+of the columns that lie on the image (`column_mask`) for other decoders (beam search, a language model).
+
+This file is textrec's `textrec.processing.textrec_onnx`, copied as it is; it imports nothing of textrec.
+"""
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageOps
+
+CONFIG_FILE = "onnx_config.json"
+MODEL_FILE = "model.onnx"
+INT8_MODEL_FILE = "model_int8.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+FORMAT = "textrec-onnx-ctc"
+"""The `format` of `onnx_config.json`; its `format_version` says which settings it holds."""
+FORMAT_VERSION = 1
+
+RESAMPLE = Image.Resampling.BICUBIC
+MIN_INK_CONTRAST = 24
+"""Grey levels between the darkest and lightest pixels (2nd and 98th percentiles) below which an image is blank."""
+SIXTEEN_BIT_MODES = ("I;16", "I;16B", "I;16L", "I;16N")
+
+
+# Image loading: textrec's `load_image`, for files, PIL images and 8-bit arrays.
+
+
+def load_image(source) -> Image.Image:
+    """`source` (a file path, a PIL image, or a uint8 array of shape (height, width[, 3 or 4])) as an 8-bit "L"
+    or "RGB" image: EXIF orientation applied, transparency composited on white."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        try:
+            with Image.open(path) as opened:
+                opened.load()
+                image = ImageOps.exif_transpose(opened)
+        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
+            raise ValueError(f"cannot read image file {path!r}: {error}") from error
+    elif isinstance(source, Image.Image):
+        image = source
+    elif isinstance(source, np.ndarray) and source.dtype == np.uint8 and source.ndim in (2, 3):
+        image = Image.fromarray(source[:, :, 0] if source.ndim == 3 and source.shape[2] == 1 else source)
+    else:
+        raise TypeError(f"expected a file path, a PIL image or a uint8 array, got {type(source).__name__}")
+    if image.width == 0 or image.height == 0:
+        raise ValueError(f"zero-size image: width {image.width}, height {image.height}")
+    return _to_8bit_l_or_rgb(image)
+
+
+def _to_8bit_l_or_rgb(image: Image.Image) -> Image.Image:
+    if image.mode == "F":
+        values = np.asarray(image, dtype=np.float64)
+        low, high = float(values.min()), float(values.max())
+        if low < 0.0 or high > 255.0 or (1.0 < high < 2.0):
+            raise ValueError(f'a mode "F" image with values from {low:g} to {high:g}; expected 0..1 or 0..255')
+        return Image.fromarray(np.round(values * 255.0 if high <= 1.0 else values).astype(np.uint8))
+    if image.mode == "I":
+        values = np.asarray(image, dtype=np.int64)
+        low, high = int(values.min()), int(values.max())
+        if low < 0 or high > 65535:
+            raise ValueError(f'a mode "I" image with values from {low} to {high}; expected 0..255 or 0..65535')
+        return Image.fromarray(np.round(values / (1.0 if high <= 255 else 257.0)).astype(np.uint8))
+    if image.mode in SIXTEEN_BIT_MODES:
+        values = np.asarray(image, dtype=np.float64)
+        return Image.fromarray(np.round(np.clip(values / 65535.0, 0.0, 1.0) * 255.0).astype(np.uint8))
+    if image.has_transparency_data:
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    if image.mode in ("L", "RGB"):
+        return image
+    return image.convert("L" if image.mode == "1" else "RGB")
+
+
+# Capture normalisation: textrec's `normalize_capture` (polarity, ink crop and margin).
+
+
+def otsu_threshold(luminance: np.ndarray) -> float:
+    """The grey level that best splits the 8-bit values into two classes (Otsu's method)."""
+    counts = np.bincount(luminance.ravel().astype(np.uint8), minlength=256).astype(np.float64)
+    levels = np.arange(256, dtype=np.float64)
+    weight_below = np.cumsum(counts)
+    weight_above = weight_below[-1] - weight_below
+    sum_below = np.cumsum(counts * levels)
+    mean_below = sum_below / np.maximum(weight_below, 1)
+    mean_above = (sum_below[-1] - sum_below) / np.maximum(weight_above, 1)
+    between = weight_below * weight_above * (mean_below - mean_above) ** 2
+    return float(np.argmax(between)) + 0.5
+
+
+def has_light_text(luminance: np.ndarray) -> bool:
+    """Whether an 8-bit luminance image shows light text on a dark background: the background is the Otsu class
+    most of the border belongs to, or, where the border is split about evenly, the class holding most pixels."""
+    low, high = np.percentile(luminance, (2, 98))
+    if high - low < MIN_INK_CONTRAST:
+        return False
+    light = luminance > otsu_threshold(luminance)
+    border = np.concatenate([light[0], light[-1], light[:, 0], light[:, -1]])
+    light_border = float(border.mean())
+    if abs(light_border - 0.5) > 0.1:
+        return light_border < 0.5
+    return float(light.mean()) < 0.5
+
+
+def ink_box(luminance: np.ndarray) -> tuple[int, int, int, int] | None:
+    """`(left, top, right, bottom)` of the dark text of an 8-bit luminance image, or None for a blank image; rows
+    and columns with a single ink pixel or under 2% of the busiest one's ink do not extend it."""
+    low, high = np.percentile(luminance, (2, 98))
+    if high - low < MIN_INK_CONTRAST:
+        return None
+    ink = luminance < otsu_threshold(luminance)
+    rows, columns = ink.sum(axis=1), ink.sum(axis=0)
+    kept_rows = np.flatnonzero(rows >= max(2, 0.02 * rows.max()))
+    kept_columns = np.flatnonzero(columns >= max(2, 0.02 * columns.max()))
+    if kept_rows.size == 0 or kept_columns.size == 0:
+        return None
+    return int(kept_columns[0]), int(kept_rows[0]), int(kept_columns[-1]) + 1, int(kept_rows[-1]) + 1
+
+
+def normalize_capture(image: Image.Image, text_polarity: str, crop_margin: float | None) -> Image.Image:
+    """Dark text on a light background (`text_polarity`: "auto", "dark-on-light" or "light-on-dark") and, with
+    `crop_margin`, cropped to the ink and framed by `crop_margin` ink heights of the background's grey."""
+    luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
+    if text_polarity == "light-on-dark" or (text_polarity == "auto" and has_light_text(luminance)):
+        image, luminance = ImageOps.invert(image), 255 - luminance
+    if crop_margin is None:
+        return image
+    box = ink_box(luminance)
+    if box is None:
+        return image
+    left, top, right, bottom = box
+    margin = round(crop_margin * (bottom - top))
+    is_background = luminance >= otsu_threshold(luminance)
+    fill = tuple(int(value) for value in np.median(np.asarray(image)[is_background], axis=0).reshape(-1))
+    cropped = image.crop((left, top, right, bottom))
+    framed = Image.new(image.mode, (cropped.width + 2 * margin, cropped.height + 2 * margin),
+                       fill if len(fill) > 1 else fill[0])
+    framed.paste(cropped, (margin, margin))
+    return framed
+
+
+# The image processor's contract, from `onnx_config.json`'s `image_processor` (the processor's own settings).
+
+
+class LinePreprocessor:
+    """Images to the model's inputs, as textrec's `TextRecognitionImageProcessor` in `"keep_aspect"` mode makes
+    them: `pixel_values` float32 (batch, channels, height, batch_width) and `pixel_mask` int64 (batch, height,
+    batch_width), 1 on image pixels.
+
+    Args:
+        settings: the image processor's settings (`TextRecognitionImageProcessor.to_dict()`).
+    """
+
+    def __init__(self, settings: dict):
+        if settings.get("resize_mode") != "keep_aspect":
+            raise ValueError("the ONNX reader reads line models (resize_mode 'keep_aspect'), got "
+                             f"{settings.get('resize_mode')!r}")
+        self.num_channels = settings["num_channels"]
+        self.height = settings["height"]
+        self.max_width = settings["max_width"]
+        self.width_multiple = settings["width_multiple"]
+        self.min_right_padding = settings["min_right_padding"]
+        self.invert = settings["invert"]
+        self.do_normalize = settings["do_normalize"]
+        self.image_mean = np.array(settings["image_mean"], dtype=np.float32)
+        self.image_std = np.array(settings["image_std"], dtype=np.float32)
+        self.padding_value = settings["padding_value"]
+        self.text_polarity = settings["text_polarity"]
+        self.crop_margin = settings["crop_margin"]
+
+    def output_size(self, height: int, width: int) -> tuple[int, int]:
+        """`(height, width)` after resizing: `height` rows, the width scaled alike (at least 1, at most `max_width`)."""
+        return self.height, min(max(1, round(width * self.height / height)), self.max_width)
+
+    def image_to_array(self, image: Image.Image) -> np.ndarray:
+        """An 8-bit "L"/"RGB" image to float32 (channels, height, resized_width), normalised."""
+        image = image.convert("L" if self.num_channels == 1 else "RGB")
+        image = normalize_capture(image, self.text_polarity, self.crop_margin)
+        height, width = self.output_size(image.height, image.width)
+        if image.size != (width, height):
+            image = image.resize((width, height), resample=RESAMPLE)
+        values = np.asarray(image, dtype=np.float32).reshape(height, width, -1) / 255.0
+        return self.normalize(values).transpose(2, 0, 1)
+
+    def normalize(self, values: np.ndarray) -> np.ndarray:
+        """Invert and normalise [0, 1] values; the last axis is the channel."""
+        if self.invert:
+            values = 1.0 - values
+        if self.do_normalize:
+            values = (values - self.image_mean) / self.image_std
+        return values
+
+    def padding_values(self) -> np.ndarray:
+        if self.padding_value is not None:
+            return np.full(self.num_channels, self.padding_value, dtype=np.float32)
+        return self.normalize(np.ones(self.num_channels, dtype=np.float32))
+
+    def __call__(self, images: list[Image.Image]) -> dict[str, np.ndarray]:
+        """Loaded images (`load_image`) to `{"pixel_values", "pixel_mask"}`: each right-padded to the widest plus
+        `min_right_padding` columns, rounded up to a multiple of `width_multiple`."""
+        arrays = [self.image_to_array(image) for image in images]
+        batch_width = max(array.shape[2] for array in arrays) + self.min_right_padding
+        batch_width = -(-batch_width // self.width_multiple) * self.width_multiple
+        pixel_values = np.empty((len(arrays), self.num_channels, self.height, batch_width), dtype=np.float32)
+        pixel_values[...] = self.padding_values()[:, None, None]
+        pixel_mask = np.zeros((len(arrays), self.height, batch_width), dtype=np.int64)
+        for index, array in enumerate(arrays):
+            pixel_values[index, :, :, : array.shape[2]] = array
+            pixel_mask[index, :, : array.shape[2]] = 1
+        return {"pixel_values": pixel_values, "pixel_mask": pixel_mask}
+
+
+# CTC best path with the tokenizer's vocabulary.
+
+
+class CTCVocabulary:
+    """Token ids to text as textrec's processor decodes them: up to the first eos, special tokens left out,
+    the characters joined with nothing between them (the tokenizer's `Fuse` decoder).
+
+    Args:
+        tokenizer: the contents of `tokenizer.json` (a `tokenizers` word-level vocabulary of characters).
+        eos_token_id: the end-of-sequence id.
+    """
+
+    def __init__(self, tokenizer: dict, eos_token_id: int):
+        decoder = (tokenizer.get("decoder") or {}).get("type")
+        if decoder != "Fuse":
+            raise ValueError(f"tokenizer.json: expected a character vocabulary (decoder 'Fuse'), got decoder {decoder!r}")
+        self.tokens = {index: token for token, index in tokenizer["model"]["vocab"].items()}
+        self.tokens.update({added["id"]: added["content"] for added in tokenizer.get("added_tokens", [])})
+        self.special_ids = {added["id"] for added in tokenizer.get("added_tokens", []) if added.get("special")}
+        self.eos_token_id = eos_token_id
+
+    def decode(self, ids) -> str:
+        pieces = []
+        for token_id in ids:
+            if token_id == self.eos_token_id:
+                break
+            if token_id not in self.special_ids:
+                pieces.append(self.tokens[int(token_id)])
+        return "".join(pieces)
+
+
+def ctc_best_path(log_probs: np.ndarray, column_mask: np.ndarray, blank_token_id: int) -> list[list[int]]:
+    """The most likely token per column, repeats merged, blanks and columns off the image removed.
+
+    Args:
+        log_probs: `(batch, columns, vocab_size)`.
+        column_mask: `(batch, columns)`, 1 on columns of image pixels.
+    """
+    best = log_probs.argmax(axis=-1)
+    keep = best != blank_token_id
+    keep[:, 1:] &= best[:, 1:] != best[:, :-1]
+    keep &= column_mask.astype(bool)
+    return [row[kept].tolist() for row, kept in zip(best, keep)]
+
+
+class OnnxLineReader:
+    """A line recognizer exported by `textrec-export --format onnx`, read with onnxruntime.
+
+    Args:
+        folder: the exported folder.
+        int8: read with `model_int8.onnx` (int8 weights) instead of `model.onnx`.
+        num_threads: onnxruntime's intra-op threads (0: onnxruntime's choice, every core).
+        graph_optimization_level: onnxruntime's `GraphOptimizationLevel` name (`ORT_ENABLE_ALL` by default).
+    """
+
+    def __init__(self, folder: str | os.PathLike, int8: bool = False, num_threads: int = 0,
+                 graph_optimization_level: str = "ORT_ENABLE_ALL"):
+        import onnxruntime
+
+        folder = Path(folder)
+        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+        if config.get("format") != FORMAT or config.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"{folder / CONFIG_FILE}: not a {FORMAT} version {FORMAT_VERSION} folder "
+                             f"(format {config.get('format')!r}, version {config.get('format_version')!r})")
+        self.config = config
+        self.preprocess = LinePreprocessor(config["image_processor"])
+        tokenizer = json.loads((folder / TOKENIZER_FILE).read_text(encoding="utf-8"))
+        self.vocabulary = CTCVocabulary(tokenizer, config["eos_token_id"])
+        self.blank_token_id = config["blank_token_id"]
+        self.window_batches = config["sort_window_batches"]
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = num_threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = getattr(onnxruntime.GraphOptimizationLevel, graph_optimization_level)
+        self.session = onnxruntime.InferenceSession(
+            str(folder / (INT8_MODEL_FILE if int8 else MODEL_FILE)), options, providers=["CPUExecutionProvider"])
+
+    def log_probs(self, images: list[Image.Image]) -> tuple[np.ndarray, np.ndarray]:
+        """`(log_probs (batch, columns, vocab_size), column_mask (batch, columns))` of one batch of loaded images."""
+        log_probs, column_mask = self.session.run(self.config["outputs"], self.preprocess(images))
+        return log_probs, column_mask
+
+    def read_batch(self, images: list[Image.Image]) -> list[str]:
+        """The texts of one batch of loaded images (`load_image`)."""
+        log_probs, column_mask = self.log_probs(images)
+        return [self.vocabulary.decode(ids) for ids in ctc_best_path(log_probs, column_mask, self.blank_token_id)]
+
+    def read(self, images: list, batch_size: int = 32) -> list[str]:
+        """The text of each image (paths, PIL images or uint8 arrays), in order. As textrec's `recognize()`, the
+        images are read in windows of `sort_window_batches` batches, each window sorted by aspect ratio, so that
+        lines of like width share a batch and little is padded."""
+        texts = [""] * len(images)
+        window = batch_size * self.window_batches
+        for begin in range(0, len(images), window):
+            loaded = {index: load_image(images[index]) for index in range(begin, min(begin + window, len(images)))}
+            by_shape = sorted(loaded, key=lambda index: loaded[index].width / max(loaded[index].height, 1))
+            for start in range(0, len(by_shape), batch_size):
+                batch = by_shape[start : start + batch_size]
+                for index, text in zip(batch, self.read_batch([loaded[index] for index in batch])):
+                    texts[index] = text
+        return texts
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description="Print the text of each line image, read with an ONNX export of a textrec recognizer.")
+    parser.add_argument("folder", help="The folder textrec-export --format onnx wrote.")
+    parser.add_argument("images", nargs="+", help="Image files.")
+    parser.add_argument("--int8", action="store_true", help="Read with model_int8.onnx (int8 weights).")
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--num_threads", type=int, default=0, help="onnxruntime threads (0: every core).")
+    parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text'.")
+    args = parser.parse_args(argv)
+    try:
+        reader = OnnxLineReader(args.folder, int8=args.int8, num_threads=args.num_threads)
+        texts = reader.read(args.images, batch_size=args.batch_size)
+    except (ValueError, OSError) as error:  # a missing or unreadable image or folder: one line, not a traceback
+        parser.exit(1, f"{parser.prog}: error: {error}\n")
+    for path, text in zip(args.images, texts):
+        print(f"{path}\t{text}" if args.show_paths else text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

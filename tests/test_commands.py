@@ -1,0 +1,57 @@
+"""The commands answer `--help` at once: their modules import torch, transformers, datasets and textrec's library
+inside `run()`, not at their top; and `--device` is checked before any model is loaded."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from textrec.scripts import cli
+from textrec.scripts import recognize as recognize_cli
+
+LIGHT_COMMANDS = ("recognize", "evaluate", "export")
+"""The commands whose parser is plain argparse (textrec-train and textrec-pretrain-charbert build theirs from
+transformers' `TrainingArguments` with `HfArgumentParser`, which needs torch)."""
+HEAVY_MODULES = ("torch", "transformers", "datasets", "textrec.processing", "textrec.modeling")
+
+
+@pytest.mark.parametrize("command", LIGHT_COMMANDS)
+def test_building_a_commands_parser_imports_no_torch(command):
+    """In a fresh interpreter: after importing the command's module and building its parser (what `--help`
+    does), none of the heavy modules is loaded."""
+    code = (f"import sys; from textrec.scripts import {command}; {command}.build_parser(); "
+            f"print(sorted(name for name in {HEAVY_MODULES!r} if name in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_recognize_help_answers_within_two_seconds():
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "textrec.scripts.recognize", "--help"], capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    assert result.returncode == 0 and "--device" in result.stdout
+    assert seconds < 2.0, f"textrec-recognize --help took {seconds:.2f} s"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error where torch sees no CUDA GPU")
+def test_a_device_that_torch_does_not_see_is_refused_before_loading(tmp_path, capsys):
+    image = tmp_path / "line.png"
+    image.write_bytes(b"")
+    with pytest.raises(SystemExit):
+        recognize_cli.main(["--model", "no-such-model", "--device", "cuda", str(image)])
+    assert "--device cuda: torch sees no CUDA GPU" in capsys.readouterr().err
+
+
+def test_device_auto_is_a_device_torch_sees():
+    assert cli.resolve_device("auto") in ("cuda", "mps", "cpu")
+    assert cli.resolve_device("cpu") == "cpu"
+
+
+def test_an_unknown_decoding_is_refused_as_argparse_refuses_a_choice(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        recognize_cli.main(["--model", "crnn-lines", "--decoding", "beam", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "argument --decoding: invalid choice: 'beam' (choose from attention, ctc, joint)" in capsys.readouterr().err
