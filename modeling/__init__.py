@@ -1,8 +1,9 @@
 """textrec's models, registered with transformers' Auto classes.
 
 `ARCHITECTURES` maps each recognizer's command-line name to its configuration and model classes
-(image in, text out: they share the test matrix). `LANGUAGE_MODELS` does the same for the text-only
-models (token ids in), with their base model and their pre-training model.
+(image in, text out: they share the test matrix). `DETECTORS` does the same for the page models (a page in,
+its text lines' regions out), `LANGUAGE_MODELS` for the text-only models (token ids in), with their base model
+and their pre-training model.
 """
 
 from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForImageTextToText, AutoModelForMaskedLM
@@ -12,6 +13,8 @@ from .charbert.modeling_charbert import CharBertForMaskedLM, CharBertModel
 from .comer.configuration_comer import CoMERConfig
 from .crnn.configuration_crnn import CRNNConfig
 from .crnn.modeling_crnn import CRNNEncoder, CRNNForTextRecognition
+from .line_detector.configuration_line_detector import LineDetectorConfig
+from .line_detector.modeling_line_detector import LineDetectorForTextLineDetection
 from .comer.modeling_comer import CoMEREncoder, CoMERForFormulaRecognition
 from .resnet_transformer.configuration_resnet_transformer import ResNetTransformerConfig
 from .resnet_transformer.modeling_resnet_transformer import (
@@ -40,6 +43,10 @@ ARCHITECTURES = {
     "trocr-charbert": (TrOCRCharBertConfig, TrOCRCharBertForTextRecognition),
 }
 
+DETECTORS = {
+    "line-detector": (LineDetectorConfig, LineDetectorForTextLineDetection),
+}
+
 LANGUAGE_MODELS = {
     "charbert": (CharBertConfig, CharBertModel, CharBertForMaskedLM),
 }
@@ -47,6 +54,10 @@ LANGUAGE_MODELS = {
 for _config_class, _model_class in ARCHITECTURES.values():
     AutoConfig.register(_config_class.model_type, _config_class, exist_ok=True)
     AutoModelForImageTextToText.register(_config_class, _model_class, exist_ok=True)
+
+for _config_class, _model_class in DETECTORS.values():
+    AutoConfig.register(_config_class.model_type, _config_class, exist_ok=True)
+    AutoModel.register(_config_class, _model_class, exist_ok=True)
 
 for _config_class, _base_class, _pretraining_class in LANGUAGE_MODELS.values():
     AutoConfig.register(_config_class.model_type, _config_class, exist_ok=True)
@@ -59,6 +70,7 @@ AutoModelForCausalLM.register(TrOCRCharBertDecoderConfig, TrOCRCharBertForCausal
 
 __all__ = [
     "ARCHITECTURES",
+    "DETECTORS",
     "LANGUAGE_MODELS",
     "CharBertConfig",
     "CharBertForMaskedLM",
@@ -69,6 +81,8 @@ __all__ = [
     "CRNNConfig",
     "CRNNEncoder",
     "CRNNForTextRecognition",
+    "LineDetectorConfig",
+    "LineDetectorForTextLineDetection",
     "ResNetTransformerConfig",
     "ResNetTransformerEncoder",
     "ResNetTransformerForTextRecognition",

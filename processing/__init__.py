@@ -3,14 +3,15 @@
 Tokenizers, image processors and processors; the `text-recognition` pipeline and batched inference
 (`inference`); data (`data`) and metrics (`metrics`); Tesseract, the peer (`tesseract`); and training
 (`training`: the one `train()` path, the Trainer, recipes and each architecture's input settings).
-Importing it registers the `text-recognition` pipeline, and textrec's processors with `AutoProcessor` for
-the configurations of `textrec.modeling`.
+Importing it registers the `text-recognition` pipeline, and textrec's processors with `AutoProcessor` (and the
+line detector's image processor with `AutoImageProcessor`) for the configurations of `textrec.modeling`.
 """
 
-from transformers import AutoProcessor
+from transformers import AutoImageProcessor, AutoProcessor
 
-from textrec.modeling import ARCHITECTURES, LANGUAGE_MODELS
+from textrec.modeling import ARCHITECTURES, DETECTORS, LANGUAGE_MODELS
 
+from .image_processing_line_detection import LineDetectionImageProcessor
 from .image_processing_text_recognition import TextRecognitionImageProcessor, load_image
 from .pipeline_text_recognition import TextRecognitionPipeline
 from .processing_charbert import CharBertProcessor
@@ -21,6 +22,8 @@ from .tokenization_latex import CROHME_DICTIONARY, build_latex_tokenizer, split_
 
 for _config_class, _ in ARCHITECTURES.values():
     AutoProcessor.register(_config_class, TextRecognitionProcessor, exist_ok=True)
+for _config_class, _ in DETECTORS.values():
+    AutoImageProcessor.register(_config_class, LineDetectionImageProcessor, exist_ok=True)
 for _config_class, *_ in LANGUAGE_MODELS.values():
     AutoProcessor.register(_config_class, CharBertProcessor, exist_ok=True)
 
@@ -28,6 +31,7 @@ __all__ = [
     "CROHME_DICTIONARY",
     "DEFAULT_CHARSET",
     "CharBertProcessor",
+    "LineDetectionImageProcessor",
     "TextRecognitionImageProcessor",
     "TextRecognitionPipeline",
     "TextRecognitionProcessor",

@@ -1,0 +1,213 @@
+"""The text-line detector's image processor: a page in, the model's input out; the model's line-core map in, line
+boxes and polygons with scores out (`post_process_line_detection`, in transformers' detection conventions).
+
+A page is made grey and dark-on-light (light text on a dark page is inverted, as the recognizers' processor does:
+`has_light_text`), scaled so that its longer side is `longest_edge` pixels, normalised, and padded at the right and
+bottom to a multiple of `size_divisor`. Given the lines of each page (`annotations`: 4-point polygons or boxes in
+the page's pixels), it also draws the training targets: each line's core, the band of `core_height_ratio` of its
+height around its middle, starting `core_inset_ratio` line heights inside each end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from PIL import Image, ImageDraw
+from transformers.feature_extraction_utils import BatchFeature
+from transformers.image_processing_utils import BaseImageProcessor
+
+from .image_processing_text_recognition import has_light_text, load_image
+
+Polygon = list[list[float]]
+"""Four corners `[[x, y], ...]`: top left, top right, bottom right, bottom left of the line as it reads."""
+
+
+def box_to_polygon(box: Sequence[float]) -> Polygon:
+    x0, y0, x1, y1 = box
+    return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+
+
+def polygon_to_box(polygon: Polygon) -> list[float]:
+    points = np.asarray(polygon, dtype=np.float64)
+    return [float(points[:, 0].min()), float(points[:, 1].min()), float(points[:, 0].max()), float(points[:, 1].max())]
+
+
+def line_core(polygon: Polygon, height_ratio: float, inset_ratio: float) -> Polygon:
+    """The core of a line: its middle band of `height_ratio` of its height, `inset_ratio` heights inside each end."""
+    top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
+    height = (np.linalg.norm(bottom_left - top_left) + np.linalg.norm(bottom_right - top_right)) / 2
+    length = (np.linalg.norm(top_right - top_left) + np.linalg.norm(bottom_right - bottom_left)) / 2
+    inset = min(inset_ratio * height, 0.45 * length) / max(length, 1e-6)
+    keep = (1 - height_ratio) / 2
+    corners = []
+    for along, across in ((inset, keep), (1 - inset, keep), (1 - inset, 1 - keep), (inset, 1 - keep)):
+        top = top_left + (top_right - top_left) * along
+        bottom = bottom_left + (bottom_right - bottom_left) * along
+        corners.append((top + (bottom - top) * across).tolist())
+    return corners
+
+
+class LineDetectionImageProcessor(BaseImageProcessor):
+    r"""
+    Image processor of [`LineDetectorForTextLineDetection`].
+
+    Args:
+        longest_edge (`int`): the page's longer side after scaling, in pixels.
+        size_divisor (`int`): height and width are padded to a multiple of this (the model's total stride).
+        text_polarity (`str`): `"auto"` inverts pages of light text on dark, `"dark"` / `"light"` say which it is.
+        image_mean (`float`), image_std (`float`): normalisation of the [0, 1] grey values.
+        core_height_ratio (`float`): a line core's height as a share of the line's.
+        core_inset_ratio (`float`): how far a core starts inside each end of its line, in line heights.
+    """
+
+    model_input_names = ["pixel_values"]
+
+    def __init__(
+        self,
+        longest_edge: int = 1280,
+        size_divisor: int = 32,
+        text_polarity: str = "auto",
+        image_mean: float = 0.5,
+        image_std: float = 0.5,
+        core_height_ratio: float = 0.5,
+        core_inset_ratio: float = 0.25,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if text_polarity not in ("auto", "dark", "light"):
+            raise ValueError(f"text_polarity must be 'auto', 'dark' or 'light', got {text_polarity!r}")
+        if not 0 < core_height_ratio <= 1:
+            raise ValueError(f"core_height_ratio must be in (0, 1], got {core_height_ratio}")
+        self.longest_edge = longest_edge
+        self.size_divisor = size_divisor
+        self.text_polarity = text_polarity
+        self.image_mean = image_mean
+        self.image_std = image_std
+        self.core_height_ratio = core_height_ratio
+        self.core_inset_ratio = core_inset_ratio
+
+    def scale_for(self, width: int, height: int) -> float:
+        """The factor a page of `width` x `height` pixels is scaled by."""
+        return self.longest_edge / max(width, height)
+
+    def resized_size(self, width: int, height: int) -> tuple[int, int]:
+        scale = self.scale_for(width, height)
+        return max(1, round(width * scale)), max(1, round(height * scale))
+
+    def padded_size(self, width: int, height: int) -> tuple[int, int]:
+        resized_width, resized_height = self.resized_size(width, height)
+        divisor = self.size_divisor
+        return -(-resized_width // divisor) * divisor, -(-resized_height // divisor) * divisor
+
+    def grey_page(self, image) -> Image.Image:
+        """The page as 8-bit grey, dark text on light."""
+        grey = load_image(image).convert("L")
+        light = self.text_polarity == "light" or self.text_polarity == "auto" and has_light_text(np.asarray(grey))
+        return Image.eval(grey, lambda value: 255 - value) if light else grey
+
+    def preprocess(self, images, annotations: Sequence[Sequence[Polygon]] | None = None, label_stride: int = 2,
+                   return_tensors: str | None = "pt", **kwargs) -> BatchFeature:
+        """`pixel_values (batch, 1, height, width)` of the pages, padded to the batch's largest; with `annotations`
+        (per page, its lines' polygons or boxes in the page's pixels), also `labels` (their cores drawn at
+        `label_stride`, the model's `output_stride`) and `label_mask` (0 on padding)."""
+        if not isinstance(images, (list, tuple)):
+            images = [images]
+        if annotations is not None and len(annotations) != len(images):
+            raise ValueError(f"annotations: got {len(annotations)} pages' lines for {len(images)} images")
+        pages = [self.grey_page(image) for image in images]
+        sizes = [self.padded_size(*page.size) for page in pages]
+        batch_width, batch_height = max(size[0] for size in sizes), max(size[1] for size in sizes)
+        pixel_values = np.ones((len(pages), 1, batch_height, batch_width), dtype=np.float32)
+        pixel_values = (pixel_values - self.image_mean) / self.image_std  # padding is white paper
+        labels = np.zeros((len(pages), batch_height // label_stride, batch_width // label_stride), dtype=np.float32)
+        label_mask = np.zeros_like(labels)
+        for index, page in enumerate(pages):
+            width, height = self.resized_size(*page.size)
+            resized = page.resize((width, height), Image.Resampling.BILINEAR if width < page.width else Image.Resampling.BICUBIC)
+            values = np.asarray(resized, dtype=np.float32) / 255.0
+            pixel_values[index, 0, :height, :width] = (values - self.image_mean) / self.image_std
+            if annotations is not None:
+                scale = self.scale_for(*page.size) / label_stride
+                labels[index] = self.core_map(annotations[index], scale, labels.shape[1:])
+                label_mask[index, : -(-height // label_stride), : -(-width // label_stride)] = 1
+        data = {"pixel_values": pixel_values}
+        if annotations is not None:
+            data.update(labels=labels, label_mask=label_mask)
+        return BatchFeature(data=data, tensor_type=return_tensors)
+
+    def core_map(self, lines: Sequence[Polygon | Sequence[float]], scale: float, shape: tuple[int, int]) -> np.ndarray:
+        """The cores of `lines` (polygons or boxes), scaled by `scale`, drawn as 1 on a map of `shape`."""
+        picture = Image.new("L", (shape[1], shape[0]), 0)
+        draw = ImageDraw.Draw(picture)
+        for line in lines:
+            polygon = line if isinstance(line[0], (list, tuple)) else box_to_polygon(line)
+            core = line_core([[x * scale, y * scale] for x, y in polygon], self.core_height_ratio, self.core_inset_ratio)
+            draw.polygon([tuple(point) for point in core], fill=1)
+        return np.asarray(picture, dtype=np.float32)
+
+    def post_process_line_detection(self, outputs, target_sizes: Sequence[tuple[int, int]], threshold: float = 0.5,
+                                    min_core_pixels: int = 4) -> list[dict]:
+        """Line boxes from the model's outputs, in transformers' detection conventions: per page a dict with
+        `scores` (the mean core probability of each line), `boxes` (`[x0, y0, x1, y1]` in the page's pixels) and
+        `polygons` (4 corners, for skewed lines). Each connected region of the map above `threshold` is one line;
+        its core is measured along its main direction and expanded back to the line's full height and length.
+
+        Args:
+            outputs: the model's output (its `logits`), for the pages in the order `preprocess` got them.
+            target_sizes: each page's `(height, width)` in pixels, as transformers' detection processors take them.
+        """
+        from scipy import ndimage
+
+        logits = outputs.logits if hasattr(outputs, "logits") else outputs["logits"]
+        probabilities = logits.detach().float().sigmoid().cpu().numpy()
+        padded = [self.padded_size(width, height) for height, width in target_sizes]
+        stride = max(size[1] for size in padded) / probabilities.shape[1]
+        results = []
+        for probability, (height, width) in zip(probabilities, target_sizes):
+            scale = self.scale_for(width, height)
+            regions, count = ndimage.label(probability > threshold)
+            scores, boxes, polygons = [], [], []
+            for label, found in enumerate(ndimage.find_objects(regions), start=1):
+                rows, columns = np.nonzero(regions[found] == label)
+                if len(rows) < min_core_pixels:
+                    continue
+                points = np.stack([columns + found[1].start + 0.5, rows + found[0].start + 0.5], axis=1) * stride / scale
+                polygon = self._expand_core(points, stride / scale)
+                polygon = [[min(max(x, 0.0), float(width)), min(max(y, 0.0), float(height))] for x, y in polygon]
+                scores.append(float(probability[found][regions[found] == label].mean()))
+                polygons.append(polygon)
+                boxes.append(polygon_to_box(polygon))
+            results.append({"scores": scores, "boxes": boxes, "polygons": polygons})
+        return results
+
+    def _expand_core(self, points: np.ndarray, pixel: float) -> Polygon:
+        """The line polygon around a core given as the page coordinates of its map pixels (`pixel` page pixels
+        each): the core's direction from its points' principal axis (near horizontal), its extent along and across
+        it, then its height divided by `core_height_ratio` and its ends moved out by `core_inset_ratio` heights."""
+        centre = points.mean(axis=0)
+        centred = points - centre
+        if len(points) > 2:
+            covariance = np.cov(centred.T)
+            values, vectors = np.linalg.eigh(covariance)
+            direction = vectors[:, int(np.argmax(values))]
+        else:
+            direction = np.array([1.0, 0.0])
+        if direction[0] < 0:
+            direction = -direction
+        if abs(direction[1]) > 0.35:  # cores run along lines: a steeper axis is a short core's noise
+            direction = np.array([1.0, 0.0])
+        normal = np.array([-direction[1], direction[0]])
+        along, across = centred @ direction, centred @ normal
+        core_height = across.max() - across.min() + pixel
+        height = core_height / self.core_height_ratio
+        start = along.min() - pixel / 2 - self.core_inset_ratio * height
+        end = along.max() + pixel / 2 + self.core_inset_ratio * height
+        middle = (across.max() + across.min()) / 2
+        top, bottom = middle - height / 2, middle + height / 2
+        return [(centre + direction * a + normal * b).tolist() for a, b in ((start, top), (end, top), (end, bottom), (start, bottom))]
+
+
+LineDetectionImageProcessor.register_for_auto_class("AutoImageProcessor")
+
+__all__ = ["LineDetectionImageProcessor", "box_to_polygon", "line_core", "polygon_to_box"]

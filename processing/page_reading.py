@@ -1,0 +1,276 @@
+"""Reading whole pages: the text-line detector finds the lines, reading order sorts them, a recognizer reads them.
+
+    from textrec.processing.page_reading import load_line_detector, read_page
+    from textrec.processing.inference import load_recognizer
+
+    page = read_page("scan.png", load_recognizer("crnn-lines"), load_line_detector("line-detector"))
+    print(page.text)            # one line per printed line, in reading order
+    page.to_json(), page.to_hocr()
+
+Reading order (`reading_order`): the lines' positions are turned upright by the page's skew (the median direction of
+the detected lines), then cut recursively (XY-cut): a wide vertical gap between two runs of text columns splits the
+page into columns, read left to right; otherwise horizontal gaps split it into bands read top to bottom; what one
+band holds side by side (an item and its price, a label and its value) is one output line, its runs joined by a
+space, left to right.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+from PIL import Image
+
+from .image_processing_line_detection import Polygon, polygon_to_box
+from .image_processing_text_recognition import load_image
+from .inference import LineReading, check_model_source, iter_recognize
+
+COLUMN_GAP_HEIGHTS = 0.8
+"""A vertical gap splits columns when it is at least this many median line heights wide ..."""
+COLUMN_MIN_SHARE = 0.15
+"""... and the text on each side spans at least this share of the region's width ..."""
+COLUMN_MIN_LINES = 3
+"""... and holds at least this many lines ..."""
+COLUMN_MIN_LINE_HEIGHTS = 6
+"""... whose median is at least this many line heights long (prices beside items are not a column of text)."""
+WIDEST_GAP_SHARE = 0.9
+"""A region is cut at its horizontal gaps at least this share as wide as its widest one."""
+ROW_OVERLAP = 0.5
+"""Two runs overlapping vertically by this share of the smaller one's height lie on one printed line."""
+DETECTION_THRESHOLD = 0.5
+"""The line-core probability above which a map position belongs to a line."""
+
+
+@dataclass
+class PageLine:
+    """One output line of a page: its text, confidence (the product of its runs' confidences), the detector's score,
+    its box (`[x0, y0, x1, y1]`, page pixels) and the polygons of the runs it joins."""
+
+    text: str
+    confidence: float
+    score: float
+    box: list[float]
+    polygons: list[Polygon] = field(default_factory=list)
+
+
+@dataclass
+class PageReading:
+    """A page read: its size and lines in reading order."""
+
+    width: int
+    height: int
+    lines: list[PageLine]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines)
+
+    def to_dict(self) -> dict:
+        return {"width": self.width, "height": self.height, "text": self.text, "lines": [asdict(line) for line in self.lines]}
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
+
+    def to_hocr(self, title: str = "page") -> str:
+        """The page as hOCR (the HTML microformat of Tesseract and ocrmypdf): an `ocr_page` holding one `ocr_line`
+        per line, each with its `bbox` and confidence (`x_wconf`, in percent)."""
+        lines = []
+        for index, line in enumerate(self.lines, start=1):
+            x0, y0, x1, y1 = (round(value) for value in line.box)
+            lines.append(f"   <span class='ocr_line' id='line_1_{index}' title='bbox {x0} {y0} {x1} {y1}; "
+                         f"x_wconf {round(100 * line.confidence)}'>{html.escape(line.text)}</span>")
+        body = "\n".join(lines)
+        return (
+            "<?xml version='1.0' encoding='UTF-8'?>\n<!DOCTYPE html>\n<html xmlns='http://www.w3.org/1999/xhtml'>\n"
+            f"<head>\n <title>{html.escape(title)}</title>\n <meta http-equiv='Content-Type' content='text/html; charset=utf-8'/>\n"
+            " <meta name='ocr-system' content='textrec'/>\n <meta name='ocr-capabilities' content='ocr_page ocr_line'/>\n"
+            f"</head>\n<body>\n <div class='ocr_page' id='page_1' title='image \"{html.escape(title)}\"; bbox 0 0 {self.width} "
+            f"{self.height}'>\n{body}\n </div>\n</body>\n</html>\n"
+        )
+
+
+def load_line_detector(model_name_or_path: str, device: str = "cpu"):
+    """The detector (in eval mode) and its image processor, from a released short name, a folder or a Hub id."""
+    from textrec.modeling import LineDetectorForTextLineDetection
+    from textrec.processing.checkpoints import load_pretrained
+
+    from .image_processing_line_detection import LineDetectionImageProcessor
+
+    resolved = check_model_source(model_name_or_path, required_files=("config.json", "model.safetensors"))
+    model = load_pretrained(LineDetectorForTextLineDetection, resolved, dtype=torch.float32)
+    processor = LineDetectionImageProcessor.from_pretrained(resolved)
+    return model.to(device).eval(), processor
+
+
+@torch.no_grad()
+def detect_lines(detector, processor, image: Image.Image, threshold: float = DETECTION_THRESHOLD) -> dict:
+    """The detector's lines of one page: `{"scores", "boxes", "polygons"}` in the page's pixels."""
+    inputs = processor.preprocess([image], return_tensors="pt")
+    outputs = detector(pixel_values=inputs["pixel_values"].to(detector.device))
+    return processor.post_process_line_detection(outputs, target_sizes=[(image.height, image.width)], threshold=threshold)[0]
+
+
+def page_skew(polygons: Sequence[Polygon]) -> float:
+    """The page's skew in radians (positive: lines rising to the right... in image coordinates, falling), the median
+    direction of its lines' top edges, weighted towards the long lines."""
+    if not polygons:
+        return 0.0
+    angles, weights = [], []
+    for polygon in polygons:
+        (x0, y0), (x1, y1) = polygon[0], polygon[1]
+        length = math.hypot(x1 - x0, y1 - y0)
+        if length > 0:
+            angles.append(math.atan2(y1 - y0, x1 - x0))
+            weights.append(length)
+    if not angles:
+        return 0.0
+    order = np.argsort(angles)
+    cumulative = np.cumsum(np.asarray(weights)[order])
+    return float(np.asarray(angles)[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
+
+
+def _upright_boxes(polygons: Sequence[Polygon], skew: float) -> np.ndarray:
+    """Axis-aligned boxes `(n, 4)` of the polygons turned by `-skew` about the origin."""
+    cosine, sine = math.cos(-skew), math.sin(-skew)
+    boxes = []
+    for polygon in polygons:
+        points = np.asarray(polygon, dtype=np.float64)
+        turned = np.stack([points[:, 0] * cosine - points[:, 1] * sine, points[:, 0] * sine + points[:, 1] * cosine], 1)
+        boxes.append([turned[:, 0].min(), turned[:, 1].min(), turned[:, 0].max(), turned[:, 1].max()])
+    return np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+
+
+def _gaps(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
+    """The empty intervals between the union of `[start, end]` intervals."""
+    order = np.argsort(starts)
+    gaps, reach = [], ends[order[0]]
+    for index in order[1:]:
+        if starts[index] > reach:
+            gaps.append((float(reach), float(starts[index])))
+        reach = max(reach, ends[index])
+    return gaps
+
+
+def _column_cut(boxes: np.ndarray, indices: list[int], line_height: float) -> float | None:
+    """Where to split `indices` into columns (an x), or None: the widest vertical gap meeting the column rules."""
+    selected = boxes[indices]
+    left, right = selected[:, 0].min(), selected[:, 2].max()
+    best = None
+    for start, end in _gaps(selected[:, 0], selected[:, 2]):
+        if end - start < COLUMN_GAP_HEIGHTS * line_height:
+            continue
+        cut = (start + end) / 2
+        left_side, right_side = selected[selected[:, 2] <= cut], selected[selected[:, 0] >= cut]
+        if min(len(left_side), len(right_side)) < COLUMN_MIN_LINES:
+            continue
+        spans = (left_side[:, 2].max() - left_side[:, 0].min(), right_side[:, 2].max() - right_side[:, 0].min())
+        if min(spans) < COLUMN_MIN_SHARE * (right - left):
+            continue
+        lengths = (np.median(left_side[:, 2] - left_side[:, 0]), np.median(right_side[:, 2] - right_side[:, 0]))
+        if min(lengths) < COLUMN_MIN_LINE_HEIGHTS * line_height:
+            continue
+        if best is None or end - start > best[1]:
+            best = (cut, end - start)
+    return None if best is None else best[0]
+
+
+def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:
+    """`indices` grouped into printed lines (runs overlapping vertically by `ROW_OVERLAP`), each left to right,
+    the lines top to bottom."""
+    rows: list[list[int]] = []
+    for index in sorted(indices, key=lambda i: (boxes[i, 1] + boxes[i, 3]) / 2):
+        top, bottom = boxes[index, 1], boxes[index, 3]
+        for row in rows:
+            row_top, row_bottom = boxes[row, 1].min(), boxes[row, 3].max()
+            overlap = min(bottom, row_bottom) - max(top, row_top)
+            if overlap >= ROW_OVERLAP * min(bottom - top, row_bottom - row_top):
+                row.append(index)
+                break
+        else:
+            rows.append([index])
+    return [sorted(row, key=lambda i: boxes[i, 0]) for row in sorted(rows, key=lambda r: boxes[r, 1].min())]
+
+
+def _order(boxes: np.ndarray, indices: list[int], line_height: float) -> list[list[int]]:
+    if len(indices) <= 1:
+        return [indices] if indices else []
+    cut = _column_cut(boxes, indices, line_height)
+    if cut is not None:
+        left = [i for i in indices if boxes[i, 2] <= cut]
+        right = [i for i in indices if boxes[i, 2] > cut]
+        return _order(boxes, left, line_height) + _order(boxes, right, line_height)
+    selected = boxes[indices]
+    gaps = _gaps(selected[:, 1], selected[:, 3])
+    if not gaps:
+        return _rows(boxes, indices)
+    # The widest horizontal gaps first (XY-cut): below a heading spanning two columns the columns are found in the
+    # next cut, before their lines' gaps, level across the columns, could split the page into bands.
+    widest = max(end - start for start, end in gaps)
+    gaps = [(start, end) for start, end in gaps if end - start >= WIDEST_GAP_SHARE * widest]
+    bands, edges = [], [-math.inf, *((start + end) / 2 for start, end in gaps), math.inf]
+    for top, bottom in zip(edges, edges[1:]):
+        bands.append([i for i in indices if top <= (boxes[i, 1] + boxes[i, 3]) / 2 < bottom])
+    return [row for band in bands for row in _order(boxes, band, line_height)]
+
+
+def reading_order(polygons: Sequence[Polygon]) -> list[list[int]]:
+    """The output lines of a page as lists of the indices of `polygons` (its detected runs): columns left to right,
+    lines top to bottom within each, the runs of one printed line left to right (see the module docstring)."""
+    if not polygons:
+        return []
+    boxes = _upright_boxes(polygons, page_skew(polygons))
+    line_height = float(np.median(boxes[:, 3] - boxes[:, 1]))
+    return _order(boxes, list(range(len(polygons))), max(line_height, 1.0))
+
+
+def crop_line(page: Image.Image, polygon: Polygon) -> Image.Image:
+    """The line of `polygon` cut from the page and turned upright (a skewed line comes out level)."""
+    top_left, top_right, bottom_right, bottom_left = polygon
+    width = max(2, round(math.dist(top_left, top_right)))
+    height = max(2, round(math.dist(top_left, bottom_left)))
+    quad = [*top_left, *bottom_left, *bottom_right, *top_right]
+    return page.transform((width, height), Image.Transform.QUAD, quad, resample=Image.Resampling.BICUBIC,
+                          fillcolor=_paper_colour(page))
+
+
+def _paper_colour(page: Image.Image):
+    grey = np.asarray(page.convert("L"))
+    value = int(np.percentile(grey, 90))
+    return value if page.mode == "L" else (value,) * len(page.getbands()) if page.mode != "P" else value
+
+
+def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str | None = None,
+              threshold: float = DETECTION_THRESHOLD) -> PageReading:
+    """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
+    `load_line_detector`), orders them (`reading_order`), reads each with `recognizer` (the model and processor of
+    `load_recognizer`) and joins the runs of each printed line."""
+    page = load_image(image)
+    page = page.convert("L") if page.mode not in ("L", "RGB") else page
+    found = detect_lines(*detector, page, threshold=threshold)
+    polygons, scores = found["polygons"], found["scores"]
+    crops = [crop_line(page, polygon) for polygon in polygons]
+    readings: dict[int, LineReading] = {}
+    if crops:
+        model, processor = recognizer
+        for index, reading, _ in iter_recognize(model, processor, crops, batch_size=batch_size, decoding=decoding,
+                                                 progress=False, output_confidences=True, warn_of_sizes=False):
+            readings[index] = reading
+    lines = []
+    for row in reading_order(polygons):
+        texts = [readings[index].text for index in row if readings[index].text]
+        if not texts:
+            continue
+        boxes = np.asarray([polygon_to_box(polygons[index]) for index in row])
+        lines.append(PageLine(
+            text=" ".join(texts),
+            confidence=float(np.prod([readings[index].confidence for index in row])),
+            score=float(np.mean([scores[index] for index in row])),
+            box=[float(boxes[:, 0].min()), float(boxes[:, 1].min()), float(boxes[:, 2].max()), float(boxes[:, 3].max())],
+            polygons=[polygons[index] for index in row],
+        ))
+    return PageReading(width=page.width, height=page.height, lines=lines)

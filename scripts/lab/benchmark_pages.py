@@ -1,0 +1,171 @@
+"""Whole real pages read by textrec's page reader and by Tesseract's page mode: line detection and page CER.
+
+    python scripts/lab/benchmark_pages.py --recognizer crnn-lines --detector runs/line-detector \
+        --split development --output_markdown scripts/lab/results/pages.md
+
+The pages are `../shared/data/real/pages/` (receipts, forms, German book print, a newspaper; see its README), split
+as the other real sets (`real_sets.split_of`: one page in five held out). For each page:
+- detection: the reader's output lines (its detected runs joined into printed lines) against the page's printed
+  lines (its annotated segments joined by `row`), matched one to one at an intersection over union of at least
+  `MATCH_IOU`: precision and recall. (Tesseract's lines are not boxed here: its page mode is scored by CER only.)
+- page CER: the page's text in reading order (its printed lines joined by newlines, runs of a line by spaces)
+  against what each engine prints for the page, whitespace runs made one space; SROIE's labels are in capitals,
+  so receipts are compared upper-cased.
+- seconds per page on one thread (torch and Tesseract alike).
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_sets import REAL_DATA_DIR, split_of  # noqa: E402
+
+PAGES_DIR = REAL_DATA_DIR / "pages"
+MATCH_IOU = 0.5
+UPPER_CASE_SUBSETS = {"sroie"}
+
+
+def load_pages(split: str, subsets: list[str] | None = None, limit: int | None = None) -> list[dict]:
+    metadata = PAGES_DIR / "pages.jsonl"
+    if not metadata.is_file():
+        raise SystemExit(f"no real pages at {PAGES_DIR} (the benchmark reads ../shared/data/real/pages)")
+    pages = [json.loads(line) for line in metadata.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pages = [page for page in pages if (split == "all" or split_of(page["file_name"]) == split)
+             and (not subsets or page["subset"] in subsets)]
+    return pages[:limit] if limit else pages
+
+
+def printed_lines(page: dict) -> list[tuple[list[float], str]]:
+    """The page's printed lines in reading order: each row's box (the union of its segments) and text."""
+    rows: dict[int, list[dict]] = {}
+    for line in page["lines"]:
+        rows.setdefault(line["row"], []).append(line)
+    result = []
+    for row in sorted(rows, key=lambda r: min(page["lines"].index(line) for line in rows[r])):
+        segments = sorted(rows[row], key=lambda line: page["lines"].index(line))
+        boxes = np.asarray([line["box"] for line in segments], dtype=np.float64)
+        result.append(([*boxes[:, :2].min(0), *boxes[:, 2:].max(0)], " ".join(line["text"] for line in segments)))
+    return result
+
+
+def normalise(text: str, subset: str) -> str:
+    text = re.sub(r"\s+", " ", text.replace("\n", " ")).strip()
+    return text.upper() if subset in UPPER_CASE_SUBSETS else text
+
+
+def iou(a, b) -> float:
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    if width <= 0 or height <= 0:
+        return 0.0
+    inter = width * height
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+def match(predicted: list, expected: list) -> int:
+    """Greedy one-to-one matches at IoU >= MATCH_IOU, best pairs first."""
+    pairs = sorted(((iou(p, e), i, j) for i, p in enumerate(predicted) for j, e in enumerate(expected)), reverse=True)
+    used_p, used_e, matched = set(), set(), 0
+    for score, i, j in pairs:
+        if score < MATCH_IOU:
+            break
+        if i not in used_p and j not in used_e:
+            used_p.add(i)
+            used_e.add(j)
+            matched += 1
+    return matched
+
+
+def edit_distance(prediction: str, reference: str) -> int:
+    """Character edits from `prediction` to `reference` (jiwer's, in C: pages hold up to ~70,000 characters)."""
+    import jiwer
+
+    if not reference:
+        return len(prediction)
+    output = jiwer.process_characters(reference, prediction)
+    return output.substitutions + output.deletions + output.insertions
+
+
+def tesseract_page(path: Path, lang: str) -> tuple[str, float]:
+    start = time.perf_counter()
+    result = subprocess.run(["tesseract", str(path), "stdout", "-l", lang, "--psm", "3"], capture_output=True,
+                            text=True, env={**os.environ, "OMP_THREAD_LIMIT": "1"}, check=True)
+    return result.stdout, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--recognizer", default="crnn-lines")
+    parser.add_argument("--detector", default="line-detector")
+    parser.add_argument("--split", choices=("development", "held-out", "all"), default="development")
+    parser.add_argument("--subsets", nargs="*", help="sroie, funsd, ocrd, nzz (default: all)")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--no_tesseract", action="store_true")
+    parser.add_argument("--output_markdown")
+    parser.add_argument("--output_json")
+    args = parser.parse_args()
+
+    import torch
+
+    from textrec.processing.inference import load_recognizer
+    from textrec.processing.page_reading import load_line_detector, read_page
+
+    torch.set_num_threads(1)
+    recognizer, detector = load_recognizer(args.recognizer), load_line_detector(args.detector)
+    pages = load_pages(args.split, args.subsets, args.limit)
+    rows = []
+    for page in pages:
+        path = PAGES_DIR / page["file_name"]
+        expected = printed_lines(page)
+        reference = normalise(" ".join(text for _, text in expected), page["subset"])
+        start = time.perf_counter()
+        reading = read_page(path, recognizer, detector)
+        seconds = time.perf_counter() - start
+        found = match([line.box for line in reading.lines], [box for box, _ in expected])
+        row = {"file_name": page["file_name"], "subset": page["subset"], "lines": len(expected),
+               "detected": len(reading.lines), "matched": found, "chars": len(reference),
+               "errors": edit_distance(normalise(reading.text, page["subset"]), reference), "seconds": seconds}
+        if not args.no_tesseract:
+            text, tesseract_seconds = tesseract_page(path, "eng")
+            row.update(tesseract_errors=edit_distance(normalise(text, page["subset"]), reference),
+                       tesseract_seconds=tesseract_seconds)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    table = summarise(rows, args)
+    print(table)
+    if args.output_markdown:
+        Path(args.output_markdown).write_text(table + "\n", encoding="utf-8")
+    if args.output_json:
+        Path(args.output_json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+
+
+def summarise(rows: list[dict], args) -> str:
+    command = "python scripts/lab/" + " ".join(Path(sys.argv[0]).name.split()) + " " + " ".join(sys.argv[1:])
+    lines = [f"Real pages ({args.split}), `{command}`", "",
+             "| pages | printed lines | detected | precision | recall | textrec page CER | s/page | Tesseract page CER | s/page |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    groups = {subset: [row for row in rows if row["subset"] == subset] for subset in dict.fromkeys(r["subset"] for r in rows)}
+    groups["all"] = rows
+    for name, group in groups.items():
+        if not group:
+            continue
+        total = {key: sum(row.get(key, 0) for row in group) for key in
+                 ("lines", "detected", "matched", "chars", "errors", "seconds", "tesseract_errors", "tesseract_seconds")}
+        tesseract = (f"{100 * total['tesseract_errors'] / total['chars']:.2f}% | {total['tesseract_seconds'] / len(group):.2f}"
+                     if "tesseract_errors" in group[0] else "- | -")
+        lines.append(f"| {name} ({len(group)}) | {total['lines']} | {total['detected']} | "
+                     f"{100 * total['matched'] / max(total['detected'], 1):.1f}% | {100 * total['matched'] / max(total['lines'], 1):.1f}% | "
+                     f"{100 * total['errors'] / total['chars']:.2f}% | {total['seconds'] / len(group):.2f} | {tesseract} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

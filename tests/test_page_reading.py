@@ -1,0 +1,185 @@
+"""The text-line detector, its image processor, the data engine's pages, reading order and the page reader."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image, ImageDraw, ImageFont
+
+from textrec.modeling import LineDetectorConfig, LineDetectorForTextLineDetection
+from textrec.processing import LineDetectionImageProcessor
+from textrec.processing.image_processing_line_detection import box_to_polygon, line_core, polygon_to_box
+from textrec.processing.page_reading import PageLine, PageReading, crop_line, page_skew, reading_order
+
+TINY = dict(stage_channels=[4, 4, 8, 8, 8], decoder_channels=8)
+
+
+def iou(a, b):
+    width, height = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
+    if width <= 0 or height <= 0:
+        return 0.0
+    return width * height / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - width * height)
+
+
+class MapOutput:
+    def __init__(self, logits):
+        self.logits = logits
+
+
+def perfect_logits(processor, boxes, size, stride=2):
+    """The logits a detector would give if it marked exactly the cores of `boxes` on a page of `size`."""
+    width, height = size
+    padded_width, padded_height = processor.padded_size(width, height)
+    scale = processor.scale_for(width, height) / stride
+    cores = processor.core_map(boxes, scale, (padded_height // stride, padded_width // stride))
+    return torch.from_numpy(cores * 20 - 10)[None]
+
+
+def test_the_core_is_the_middle_band_inside_the_ends():
+    core = line_core(box_to_polygon([0, 0, 100, 20]), height_ratio=0.5, inset_ratio=0.25)
+    assert polygon_to_box(core) == pytest.approx([5, 5, 95, 15])
+
+
+@pytest.mark.parametrize("size", [(800, 1100), (1500, 600)])
+def test_post_processing_rebuilds_the_lines_from_their_cores(size):
+    processor = LineDetectionImageProcessor()
+    boxes = [[50, 100, 600, 130], [50, 150, 420, 180], [60, 300, 500, 340], [300, 500, 700, 520]]
+    found = processor.post_process_line_detection(MapOutput(perfect_logits(processor, boxes, size)),
+                                                  target_sizes=[(size[1], size[0])])[0]
+    assert len(found["boxes"]) == len(boxes)
+    for box in boxes:
+        assert max(iou(box, other) for other in found["boxes"]) > 0.75, (box, found["boxes"])
+    assert all(0.9 < score <= 1 for score in found["scores"])
+
+
+def test_post_processing_follows_a_skewed_line():
+    processor = LineDetectionImageProcessor()
+    angle = math.radians(4)
+    polygon = [[100, 200], [700, 200], [700, 236], [100, 236]]
+    centre = np.array([400, 218])
+    turned = [(centre + np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+               @ (np.array(point) - centre)).tolist() for point in polygon]
+    width, height = 900, 500
+    padded_width, padded_height = processor.padded_size(width, height)
+    scale = processor.scale_for(width, height) / 2
+    logits = torch.from_numpy(processor.core_map([turned], scale, (padded_height // 2, padded_width // 2)) * 20 - 10)[None]
+    found = processor.post_process_line_detection(MapOutput(logits), target_sizes=[(height, width)])[0]
+    assert len(found["polygons"]) == 1
+    assert page_skew(found["polygons"]) == pytest.approx(angle, abs=math.radians(1))
+    top_left, top_right = found["polygons"][0][:2]
+    assert math.dist(top_left, top_right) == pytest.approx(600, rel=0.08)
+
+
+def test_the_detector_learns_a_page_and_keeps_shapes():
+    """A tiny detector's loss falls on one batch; its logits are at the output stride; bad input is refused."""
+    torch.manual_seed(0)
+    model = LineDetectorForTextLineDetection(LineDetectorConfig(**TINY))
+    processor = LineDetectionImageProcessor(longest_edge=256)
+    page = Image.new("L", (256, 192), 255)
+    ImageDraw.Draw(page).rectangle([20, 40, 200, 52], fill=0)
+    inputs = processor.preprocess([page], annotations=[[[20, 40, 200, 52]]])
+    assert inputs["pixel_values"].shape == (1, 1, 192, 256) and inputs["labels"].shape == (1, 96, 128)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(15):
+        loss = model(**inputs).loss
+        losses.append(loss.item())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert losses[-1] < 0.6 * losses[0]
+    with pytest.raises(ValueError, match="multiples of 32"):
+        model(pixel_values=torch.zeros(1, 1, 100, 64))
+    with pytest.raises(ValueError, match="batch, 1, height, width"):
+        model(pixel_values=torch.zeros(1, 3, 64, 64))
+
+
+def test_light_pages_are_inverted_and_padding_is_paper():
+    processor = LineDetectionImageProcessor(longest_edge=64)
+    dark = Image.new("L", (64, 40), 20)
+    ImageDraw.Draw(dark).rectangle([5, 10, 50, 16], fill=240)
+    inverted = processor.preprocess([dark])["pixel_values"][0, 0]
+    assert inverted[0, 0] > 0.5 and inverted[12, 20] < -0.5  # paper light, text dark
+    assert inverted[63, 0] == inverted.max()  # the padding below the page reads as paper
+
+
+def test_reading_order_reads_columns_then_lines_and_joins_a_rows_runs():
+    column = [box_to_polygon([x, y, x + 280, y + 20]) for x in (50, 400) for y in range(100, 400, 30)]
+    heading = [box_to_polygon([50, 40, 680, 70])]
+    order = reading_order(heading + column)
+    assert order[0] == [0]
+    assert [row[0] for row in order[1:]] == list(range(1, 21))  # left column top to bottom, then the right one
+    receipt = [box_to_polygon(box) for y in range(0, 300, 30)
+               for box in ([10, y, 200, y + 20], [320, y, 380, y + 20])]
+    rows = reading_order(receipt)
+    assert rows == [[2 * index, 2 * index + 1] for index in range(10)]  # item and price on one line
+
+
+def test_a_skewed_line_is_cut_out_level():
+    page = Image.new("L", (400, 200), 255)
+    ImageDraw.Draw(page).text((50, 80), "level text", fill=0, font=ImageFont.load_default(size=30))
+    turned = page.rotate(3, resample=Image.Resampling.BICUBIC, fillcolor=255)
+    angle, centre = math.radians(3), np.array([200, 100])
+    rotation = np.array([[math.cos(angle), math.sin(angle)], [-math.sin(angle), math.cos(angle)]])
+    polygon = [(centre + rotation @ (np.array(point) - centre)).tolist() for point in ([45, 78], [230, 78], [230, 118], [45, 118])]
+    crop = np.asarray(crop_line(turned, polygon)) < 128
+    rows = np.nonzero(crop.any(axis=1))[0]
+    assert crop.shape[1] > 150 and rows.max() - rows.min() < 34  # level: the ink spans about one text height
+
+
+def test_a_page_reading_gives_text_json_and_hocr():
+    page = PageReading(width=100, height=50, lines=[PageLine("a <b>", 0.9, 0.8, [1, 2, 30, 12]),
+                                                    PageLine("c", 0.5, 0.7, [1, 20, 10, 30])])
+    assert page.text == "a <b>\nc"
+    assert json.loads(page.to_json())["lines"][0]["box"] == [1, 2, 30, 12]
+    hocr = page.to_hocr("scan.png")
+    assert "class='ocr_line'" in hocr and "bbox 1 2 30 12; x_wconf 90" in hocr and "a &lt;b&gt;" in hocr
+
+
+def test_synthetic_pages_are_reproducible_and_their_lines_lie_on_the_page():
+    from textrec.processing.data.synthetic_pages import render_page
+
+    first, lines = render_page(3, 1)
+    again, lines_again = render_page(3, 1)
+    assert np.array_equal(np.asarray(first), np.asarray(again)) and lines == lines_again
+    assert lines and all(line["text"].strip() for line in lines)
+    for line in lines:
+        x0, y0, x1, y1 = polygon_to_box(line["polygon"])
+        assert -2 <= x0 < x1 <= first.width + 2 and -2 <= y0 < y1 <= first.height + 2
+
+
+@pytest.mark.slow
+def test_a_trained_detector_folder_loads_and_reads_without_textrec(tmp_path):
+    """What `textrec-train-line-detector` saves loads with AutoModel and AutoImageProcessor from the folder's own code
+    where textrec cannot be imported, and gives the same boxes."""
+    from .remote_code import run_without_textrec
+
+    from textrec.scripts import train_line_detector
+
+    train_line_detector.run(["--num_train_pages", "4", "--num_eval_pages", "1", "--max_steps", "2",
+                             "--per_device_train_batch_size", "2", "--crop_size", "128", "--stage_channels", "4,4,4,8,8",
+                             "--save_steps", "2", "--eval_steps", "2", "--output_dir", str(tmp_path / "detector")])
+    page = Image.new("L", (300, 200), 255)
+    ImageDraw.Draw(page).rectangle([20, 40, 250, 60], fill=0)
+    page.save(tmp_path / "page.png")
+    code = f"""
+import json, torch
+from PIL import Image
+from transformers import AutoImageProcessor, AutoModel
+model = AutoModel.from_pretrained({str(tmp_path / 'detector')!r}, trust_remote_code=True).eval()
+processor = AutoImageProcessor.from_pretrained({str(tmp_path / 'detector')!r}, trust_remote_code=True)
+page = Image.open({str(tmp_path / 'page.png')!r})
+with torch.no_grad():
+    outputs = model(**processor.preprocess([page], return_tensors="pt"))
+print(json.dumps(processor.post_process_line_detection(outputs, target_sizes=[(page.height, page.width)], threshold=0.3)))
+"""
+    outside = json.loads(run_without_textrec(code, tmp_path).strip().splitlines()[-1])
+    from textrec.processing.page_reading import load_line_detector
+
+    model, processor = load_line_detector(str(tmp_path / "detector"))
+    with torch.no_grad():
+        outputs = model(**processor.preprocess([page], return_tensors="pt"))
+    inside = processor.post_process_line_detection(outputs, target_sizes=[(200, 300)], threshold=0.3)
+    assert outside == json.loads(json.dumps(inside))
