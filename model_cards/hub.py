@@ -48,3 +48,19 @@ def copy_model_card(source: str | Path, folder: str | Path, repo_id: str | None 
     (folder / "README.md").write_text(card_for_repository(card.read_text(encoding="utf-8"), repo_id), encoding="utf-8")
     if (source / WIDGET_IMAGE).is_file():
         shutil.copyfile(source / WIDGET_IMAGE, folder / WIDGET_IMAGE)
+
+
+def check_folder_for_export(folder: Path, overwrite: bool) -> list[Path]:
+    """Refuses an `--output_dir` that holds files, unless `overwrite`; returns the files there (for the caller to
+    remove those of an earlier export of its kind, so that no file of another model stays beside the new one)."""
+    if not folder.is_dir():
+        return []
+    present = sorted(folder.iterdir())
+    if present and not overwrite:
+        names = [path.name for path in present]
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        raise ValueError(f"--output_dir {folder} is not empty ({shown}): exporting would replace or mix with its "
+                         "files. Choose a new or empty folder, or pass --overwrite_output_dir to replace an earlier "
+                         "export there.")
+    return present
+

@@ -10,6 +10,7 @@ height around its middle, starting `core_inset_ratio` line heights inside each e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -147,11 +148,15 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         return np.asarray(picture, dtype=np.float32)
 
     def post_process_line_detection(self, outputs, target_sizes: Sequence[tuple[int, int]], threshold: float = 0.5,
-                                    min_core_pixels: int = 4) -> list[dict]:
+                                    min_core_pixels: int = 4, min_score: float = 0.6,
+                                    max_height_to_length: float = 1.5) -> list[dict]:
         """Line boxes from the model's outputs, in transformers' detection conventions: per page a dict with
         `scores` (the mean core probability of each line), `boxes` (`[x0, y0, x1, y1]` in the page's pixels) and
         `polygons` (4 corners, for skewed lines). Each connected region of the map above `threshold` is one line;
         its core is measured along its main direction and expanded back to the line's full height and length.
+        Regions of fewer than `min_core_pixels`, of a mean probability under `min_score`, or taller than
+        `max_height_to_length` times their length once expanded (a page's edge, a rule across lines, a picture) are
+        no lines.
 
         Args:
             outputs: the model's output (its `logits`), for the pages in the order `preprocess` got them.
@@ -172,10 +177,15 @@ class LineDetectionImageProcessor(BaseImageProcessor):
                 rows, columns = np.nonzero(regions[found] == label)
                 if len(rows) < min_core_pixels:
                     continue
+                score = float(probability[found][regions[found] == label].mean())
+                if score < min_score:
+                    continue
                 points = np.stack([columns + found[1].start + 0.5, rows + found[0].start + 0.5], axis=1) * stride / scale
                 polygon = self._expand_core(points, stride / scale)
+                if math.dist(polygon[0], polygon[3]) > max_height_to_length * math.dist(polygon[0], polygon[1]):
+                    continue
                 polygon = [[min(max(x, 0.0), float(width)), min(max(y, 0.0), float(height))] for x, y in polygon]
-                scores.append(float(probability[found][regions[found] == label].mean()))
+                scores.append(score)
                 polygons.append(polygon)
                 boxes.append(polygon_to_box(polygon))
             results.append({"scores": scores, "boxes": boxes, "polygons": polygons})

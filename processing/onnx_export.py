@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from textrec.model_cards import resolve_model_path
+from textrec.model_cards.hub import check_folder_for_export
 
 from . import textrec_onnx
 from .inference import SORT_WINDOW_BATCHES, load_recognizer
@@ -287,14 +288,7 @@ def write_card(source: Path, output_dir: Path, model, processor, name: str) -> N
 def check_onnx_output_folder(folder: Path, overwrite: bool) -> None:
     """Refuses a folder that holds files, unless `overwrite` (an earlier ONNX export is then replaced: its files,
     `EXPORTED_FILES`, are removed), as the Hub export does."""
-    if not folder.is_dir():
-        return
-    present = sorted(path.name for path in folder.iterdir())
-    if present and not overwrite:
-        shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
-        raise ValueError(f"--output_dir {folder} is not empty ({shown}): exporting would replace or mix with its "
-                         "files. Choose a new or empty folder, or pass --overwrite_output_dir to replace an earlier "
-                         "export there.")
+    check_folder_for_export(folder, overwrite)
     for name in EXPORTED_FILES if overwrite else ():
         (folder / name).unlink(missing_ok=True)
 

@@ -185,8 +185,8 @@ def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:
     rows: list[list[int]] = []
     for index in sorted(indices, key=lambda i: (boxes[i, 1] + boxes[i, 3]) / 2):
         top, bottom = boxes[index, 1], boxes[index, 3]
-        for row in rows:
-            row_top, row_bottom = boxes[row, 1].min(), boxes[row, 3].max()
+        for row in rows:  # measured against the run that began the row, so that rows do not grow into each other
+            row_top, row_bottom = boxes[row[0], 1], boxes[row[0], 3]
             overlap = min(bottom, row_bottom) - max(top, row_top)
             if overlap >= ROW_OVERLAP * min(bottom - top, row_bottom - row_top):
                 row.append(index)

@@ -49,19 +49,12 @@ def check_output_folder(folder: Path, overwrite: bool) -> None:
     """Refuses a folder that holds files, unless `overwrite` (an earlier export is then replaced: its code, settings,
     weights and card are removed, so that no file of another model stays beside the new one); a training run's
     folder is refused either way (`check_not_a_training_run`)."""
+    from textrec.model_cards.hub import check_folder_for_export
+
     check_not_a_training_run(folder)
-    if not folder.is_dir():
-        return
-    present = sorted(path.name for path in folder.iterdir())
-    if present and not overwrite:
-        shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
-        raise ValueError(f"--output_dir {folder} is not empty ({shown}): exporting would replace or mix with its "
-                         "files. Choose a new or empty folder, or pass --overwrite_output_dir to replace an earlier "
-                         "export there.")
-    if overwrite:
-        for path in folder.iterdir():
-            if path.is_file() and path.suffix in EXPORTED_SUFFIXES:
-                path.unlink()
+    for path in check_folder_for_export(folder, overwrite):
+        if path.is_file() and path.suffix in EXPORTED_SUFFIXES:
+            path.unlink()
 
 
 def export_model(model_name_or_path: str, output_dir: str | Path, dtype: str = "float32", overwrite: bool = False,

@@ -16,7 +16,7 @@ import unicodedata
 import numpy as np
 
 from .fonts import PRINTABLE_ASCII
-from .text_sampling import FORTUNES_DIR
+from .text_sampling import FORTUNES_DIR, fortune_files, fortune_tokens
 
 GERMAN_FORTUNES_DIR = FORTUNES_DIR / "de"
 GERMAN_LETTERS = "ÄÖÜäöüß"
@@ -28,28 +28,14 @@ GUILLEMETS_SHARE = 0.25
 """Share of historic lines quoting with »guillemets« instead of „German quotes“."""
 COMBINING_DIAERESIS = "\u0308"
 
-_WORD_CHARACTERS = frozenset(PRINTABLE_ASCII + GERMAN_LETTERS)
-_REPEATED_CHARACTER = re.compile(r"(.)\1{3,}")
-_MAX_TOKEN_LENGTH = 24
-
-
-def _keep_token(token: str) -> bool:
-    """Whether a corpus token looks like written German (not ASCII art, not a long run of one character)."""
-    return (len(token) <= _MAX_TOKEN_LENGTH and _WORD_CHARACTERS.issuperset(token)
-            and not _REPEATED_CHARACTER.search(token) and (len(token) <= 3 or sum(c.isalnum() for c in token) * 2 >= len(token)))
+_WORD_CHARACTERS = frozenset(PRINTABLE_ASCII.replace(" ", "") + GERMAN_LETTERS)
 
 
 @functools.cache
 def load_german_corpus() -> tuple[str, ...]:
     """The German fortunes as a stream of tokens (words with their punctuation), in reading order; empty where
     ``fortunes-de`` is not installed."""
-    folder = GERMAN_FORTUNES_DIR
-    files = sorted(path for path in folder.iterdir() if path.is_file() and not path.suffix) if folder.is_dir() else []
-    tokens = []
-    for path in files:
-        text = path.read_text(encoding="utf-8", errors="ignore")
-        tokens.extend(token for token in text.split() if token != "%" and _keep_token(token))
-    return tuple(tokens)
+    return fortune_tokens(fortune_files(GERMAN_FORTUNES_DIR), _WORD_CHARACTERS)
 
 
 @functools.cache

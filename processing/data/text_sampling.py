@@ -45,13 +45,32 @@ _REPEATED_CHAR = re.compile(r"(.)\1{3,}")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
-def _keep_token(token: str) -> bool:
-    """Whether a whitespace-separated corpus token looks like written text (not ASCII art)."""
-    if len(token) > _MAX_TOKEN_LENGTH or not all(33 <= ord(char) < 127 for char in token):
+PRINTABLE_NON_SPACE = frozenset(chr(code) for code in range(33, 127))
+
+
+def keep_token(token: str, characters: frozenset[str] = PRINTABLE_NON_SPACE) -> bool:
+    """Whether a whitespace-separated corpus token looks like written text (not ASCII art): written with
+    `characters`, not too long, no character four times in a row, mostly letters and digits."""
+    if len(token) > _MAX_TOKEN_LENGTH or not characters.issuperset(token):
         return False
     if _REPEATED_CHAR.search(token):
         return False
     return len(token) <= 3 or sum(char.isalnum() for char in token) * 2 >= len(token)
+
+
+def fortune_files(folder: Path) -> list[Path]:
+    """The plain-text fortune files of `folder` (not the ``.dat``/``.u8`` indexes, not its sub-folders), sorted."""
+    return sorted(path for path in (folder.iterdir() if folder.is_dir() else ())
+                  if path.is_file() and not path.suffix and path.name not in _FORTUNE_FILES_EXCLUDED)
+
+
+def fortune_tokens(files: list[Path], characters: frozenset[str] = PRINTABLE_NON_SPACE) -> tuple[str, ...]:
+    """The tokens of fortune `files` that `keep_token` keeps, in reading order."""
+    tokens = []
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="ignore")
+        tokens.extend(token for token in text.split() if token != "%" and keep_token(token, characters))
+    return tuple(tokens)
 
 
 @functools.cache
@@ -61,20 +80,12 @@ def load_corpus(fortunes_dir: Path = FORTUNES_DIR) -> tuple[str, ...]:
     Reads the plain-text fortune files of ``fortunes_dir`` (not the ``.dat``/``.u8`` indexes);
     when there are none, logs a warning and falls back to the built-in word list.
     """
-    files = sorted(
-        path
-        for path in (fortunes_dir.iterdir() if fortunes_dir.is_dir() else ())
-        if path.is_file() and not path.suffix and path.name not in _FORTUNE_FILES_EXCLUDED
-    )
+    files = fortune_files(fortunes_dir)
     if not files:
         logger.warning("No fortunes corpus in %s; sampling text from the built-in word list", fortunes_dir)
         lines = BUILTIN_WORDS.read_text(encoding="utf-8").splitlines()
         return tuple(line.strip() for line in lines if line.strip() and not line.startswith("#"))
-    tokens = []
-    for path in files:
-        text = path.read_text(encoding="utf-8", errors="ignore")
-        tokens.extend(token for token in text.split() if token != "%" and _keep_token(token))
-    return tuple(tokens)
+    return fortune_tokens(files)
 
 
 @functools.cache

@@ -32,8 +32,8 @@ from textrec.processing.checkpoints import load_pretrained
 from textrec.processing.data import CharacterNoise, CharBertPretrainingCollator, ConfusionMatrix, load_text_corpus
 from textrec.processing.processing_text_recognition import IGNORE_INDEX
 
-from .output_folder import OutputFolder, check_writable_folder, normalized_path
-from .train import already_finished, build_with_overrides, check_not_in_place, fit, parse_config_overrides
+from .output_folder import OutputFolder, normalized_path
+from .train import build_with_overrides, fit, parse_config_overrides, train_in_output_folder
 from .trainer import CpuTrainingDefaults, TimeBudgetCallback
 
 logger = logging.getLogger("textrec.pretrain_charbert")
@@ -310,17 +310,9 @@ def pretrain(
     if model_args.model_name_or_path and model_args.config_overrides:
         raise ValueError("--config_overrides sets a new model's configuration; a continued model "
                          "(--model_name_or_path) keeps its own.")
-    if training_args.should_save:
-        check_writable_folder(training_args.output_dir)
-    check_not_in_place(model_args.model_name_or_path, training_args.output_dir)
-    output_folder = OutputFolder(training_args.output_dir, run_description(model_args, data_args),
-                                 overwrite=training_args.overwrite_output_dir, main_process=training_args.should_save,
-                                 max_steps=training_args.max_steps)
-    with output_folder.locked():
-        finished = output_folder.check()
-        if finished is not None:
-            return already_finished(output_folder, finished)
-        return pretrain_in(output_folder, model_args, data_args, training_args)
+    return train_in_output_folder(
+        training_args, run_description(model_args, data_args), model_args.model_name_or_path,
+        lambda output_folder: pretrain_in(output_folder, model_args, data_args, training_args))
 
 
 def pretrain_in(

@@ -21,8 +21,8 @@ from textrec.processing.checkpoints import load_pretrained
 from textrec.processing.data.synthetic_pages import make_synthetic_pages
 from textrec.processing.image_processing_line_detection import LineDetectionImageProcessor
 
-from .output_folder import OutputFolder, check_writable_folder
-from .train import already_finished, check_not_in_place, fit
+from .output_folder import OutputFolder
+from .train import fit, train_in_output_folder
 from .trainer import CpuTrainingDefaults, TimeBudgetCallback
 
 logger = logging.getLogger("textrec.train_line_detector")
@@ -136,33 +136,31 @@ def train_line_detector(model_args: LineDetectorModelArguments, data_args: LineD
                         training_args: LineDetectorTrainingArguments) -> dict:
     """Trains the detector (new, or continued from `--model_name_or_path`) in its output folder, checked and locked
     as `textrec-train` checks its own; returns the final evaluation metrics."""
-    if training_args.should_save:
-        check_writable_folder(training_args.output_dir)
-    check_not_in_place(model_args.model_name_or_path, training_args.output_dir)
-    output_folder = OutputFolder(training_args.output_dir, run_description(model_args, data_args),
-                                 overwrite=training_args.overwrite_output_dir, main_process=training_args.should_save,
-                                 max_steps=training_args.max_steps)
-    with output_folder.locked():
-        finished = output_folder.check()
-        if finished is not None:
-            return already_finished(output_folder, finished)
-        set_seed(training_args.seed)
-        model, processor = build_detector(model_args)
-        output_folder.check_model(model.config)
-        logger.info("Line detector with %s parameters", f"{model.num_parameters():,}")
-        with training_args.main_process_first(desc="rendering the pages"):
-            train_pages = make_synthetic_pages(data_args.num_train_pages, seed=training_args.seed,
-                                               num_proc=data_args.render_num_proc)
-            eval_pages = make_synthetic_pages(data_args.num_eval_pages, seed=training_args.seed + 1,
-                                              num_proc=data_args.render_num_proc)
-        stride = model.config.output_stride
-        trainer = Trainer(
-            model=model,
-            args=training_args,
-            train_dataset=PageCrops(train_pages, processor, stride, data_args.crop_size),
-            eval_dataset=PageCrops(eval_pages, processor, stride, None),
-            data_collator=collate_pages,
-            processing_class=processor,
-            callbacks=[TimeBudgetCallback(training_args.max_train_minutes)] if training_args.max_train_minutes else [],
-        )
-        return fit(trainer, output_folder=output_folder)
+    return train_in_output_folder(training_args, run_description(model_args, data_args), model_args.model_name_or_path,
+                                  lambda output_folder: train_line_detector_in(output_folder, model_args, data_args,
+                                                                               training_args))
+
+
+def train_line_detector_in(output_folder: OutputFolder, model_args: LineDetectorModelArguments,
+                           data_args: LineDetectorDataArguments, training_args: LineDetectorTrainingArguments) -> dict:
+    """`train_line_detector`'s work once its output folder is checked and locked."""
+    set_seed(training_args.seed)
+    model, processor = build_detector(model_args)
+    output_folder.check_model(model.config)
+    logger.info("Line detector with %s parameters", f"{model.num_parameters():,}")
+    with training_args.main_process_first(desc="rendering the pages"):
+        train_pages = make_synthetic_pages(data_args.num_train_pages, seed=training_args.seed,
+                                           num_proc=data_args.render_num_proc)
+        eval_pages = make_synthetic_pages(data_args.num_eval_pages, seed=training_args.seed + 1,
+                                          num_proc=data_args.render_num_proc)
+    stride = model.config.output_stride
+    trainer = Trainer(
+        model=model,
+        args=training_args,
+        train_dataset=PageCrops(train_pages, processor, stride, data_args.crop_size),
+        eval_dataset=PageCrops(eval_pages, processor, stride, None),
+        data_collator=collate_pages,
+        processing_class=processor,
+        callbacks=[TimeBudgetCallback(training_args.max_train_minutes)] if training_args.max_train_minutes else [],
+    )
+    return fit(trainer, output_folder=output_folder)

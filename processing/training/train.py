@@ -527,6 +527,24 @@ def run_description(model_args: ModelArguments, data_args: DataArguments, spec: 
     )
 
 
+def train_in_output_folder(training_args, description: dict, model_name_or_path: str | None,
+                           train: Callable[[OutputFolder], object]):
+    """A training command's start, checked as `textrec-train`'s is: the output folder writable and not the model
+    being continued (`check_not_in_place`), then locked and checked against `description` (`OutputFolder`: another
+    run or model there is refused, a finished run left as it is and its result returned); `train(output_folder)`
+    does the work."""
+    if training_args.should_save:
+        check_writable_folder(training_args.output_dir)
+    check_not_in_place(model_name_or_path, training_args.output_dir)
+    output_folder = OutputFolder(training_args.output_dir, description, overwrite=training_args.overwrite_output_dir,
+                                 main_process=training_args.should_save, max_steps=training_args.max_steps)
+    with output_folder.locked():
+        finished = output_folder.check()
+        if finished is not None:
+            return already_finished(output_folder, finished)
+        return train(output_folder)
+
+
 def check_not_in_place(model_name_or_path: str | None, output_dir: str) -> None:
     """Refuses to fine-tune a model folder into itself: its weights, card and files would be replaced."""
     if not model_name_or_path:
