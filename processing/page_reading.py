@@ -247,11 +247,11 @@ def _paper_colour(page: Image.Image):
 def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str | None = None,
               threshold: float = DETECTION_THRESHOLD) -> PageReading:
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
-    `load_line_detector`), orders them (`reading_order`), reads each with `recognizer` (the model and processor of
+    `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), orders them (`reading_order`), reads each with `recognizer` (the model and processor of
     `load_recognizer`) and joins the runs of each printed line."""
     page = load_image(image)
     page = page.convert("L") if page.mode not in ("L", "RGB") else page
-    found = detect_lines(*detector, page, threshold=threshold)
+    found = detector(page) if callable(detector) else detect_lines(*detector, page, threshold=threshold)
     polygons, scores = found["polygons"], found["scores"]
     crops = [crop_line(page, polygon) for polygon in polygons]
     readings: dict[int, LineReading] = {}

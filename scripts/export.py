@@ -77,10 +77,28 @@ def export_model(model_name_or_path: str, output_dir: str | Path, dtype: str = "
     if output_dir.resolve() == source.resolve():
         raise ValueError("--output_dir must differ from the model's own folder.")
     check_output_folder(output_dir, overwrite)
-    model, processor = load_recognizer(str(source), dtype=torch.float32)
-    export_for_hub(model, processor, output_dir, weights_dtype=getattr(torch, dtype))
+    if is_line_detector(source):
+        from textrec.model_cards.hub import stored_state_dict
+        from textrec.processing.page_reading import load_line_detector
+
+        model, processor = load_line_detector(str(source))
+        model.save_pretrained(output_dir, state_dict=stored_state_dict(model, getattr(torch, dtype)))
+        processor.save_pretrained(output_dir)  # with the model: its code files, for AutoModel and AutoImageProcessor
+    else:
+        model, processor = load_recognizer(str(source), dtype=torch.float32)
+        export_for_hub(model, processor, output_dir, weights_dtype=getattr(torch, dtype))
     copy_model_card(source, output_dir, hub_model_id)
     return output_dir
+
+
+def is_line_detector(folder: Path) -> bool:
+    """Whether the model folder holds a text-line detector (its configuration's `model_type`)."""
+    import json
+
+    from textrec.modeling import LineDetectorConfig
+
+    config = folder / "config.json"
+    return config.is_file() and json.loads(config.read_text(encoding="utf-8")).get("model_type") == LineDetectorConfig.model_type
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -94,6 +94,44 @@ def edit_distance(prediction: str, reference: str) -> int:
     return output.substitutions + output.deletions + output.insertions
 
 
+PROJECTION_PROFILES = "projection-profiles"
+"""`--detector` name of the classical baseline: `projection_profile_lines`."""
+
+
+def projection_profile_lines(page) -> dict:
+    """The classical segmenter, as a baseline for the detector: Otsu's threshold, the row profile of the ink cut into
+    bands at empty rows, each band cut into runs at column gaps wider than its height. No deskew, no columns."""
+    from textrec.processing.image_processing_line_detection import box_to_polygon
+    from textrec.processing.image_processing_text_recognition import has_light_text, otsu_threshold
+
+    grey = np.asarray(page.convert("L"), dtype=np.uint8)
+    if has_light_text(grey):
+        grey = 255 - grey
+    ink = grey < otsu_threshold(grey)
+    boxes = []
+    for top, bottom in _runs(ink.sum(axis=1) > max(2, 0.002 * ink.shape[1])):
+        height = bottom - top
+        if height < 4:
+            continue
+        columns = ink[top:bottom].any(axis=0)
+        for left, right in _runs(columns, gap=height):
+            if right - left >= height / 2:
+                boxes.append([float(left), float(top), float(right), float(bottom)])
+    return {"scores": [1.0] * len(boxes), "boxes": boxes, "polygons": [box_to_polygon(box) for box in boxes]}
+
+
+def _runs(flags: np.ndarray, gap: int = 1) -> list[tuple[int, int]]:
+    """The runs of True in `flags`, runs closer than `gap` merged."""
+    runs = []
+    for index in np.flatnonzero(np.diff(np.concatenate([[0], flags.astype(np.int8), [0]]))).reshape(-1, 2):
+        start, end = int(index[0]), int(index[1])
+        if runs and start - runs[-1][1] < gap:
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+    return runs
+
+
 def tesseract_page(path: Path, lang: str) -> tuple[str, float]:
     start = time.perf_counter()
     result = subprocess.run(["tesseract", str(path), "stdout", "-l", lang, "--psm", "3"], capture_output=True,
@@ -104,7 +142,8 @@ def tesseract_page(path: Path, lang: str) -> tuple[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--recognizer", default="crnn-lines")
-    parser.add_argument("--detector", default="line-detector")
+    parser.add_argument("--detector", default="line-detector",
+                        help=f"A detector's name or folder, or {PROJECTION_PROFILES} (the classical baseline).")
     parser.add_argument("--split", choices=("development", "held-out", "all"), default="development")
     parser.add_argument("--subsets", nargs="*", help="sroie, funsd, ocrd, nzz (default: all)")
     parser.add_argument("--limit", type=int)
@@ -119,7 +158,8 @@ def main() -> None:
     from textrec.processing.page_reading import load_line_detector, read_page
 
     torch.set_num_threads(1)
-    recognizer, detector = load_recognizer(args.recognizer), load_line_detector(args.detector)
+    recognizer = load_recognizer(args.recognizer)
+    detector = projection_profile_lines if args.detector == PROJECTION_PROFILES else load_line_detector(args.detector)
     pages = load_pages(args.split, args.subsets, args.limit)
     rows = []
     for page in pages:
