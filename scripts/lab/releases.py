@@ -22,7 +22,9 @@ from pathlib import Path
 
 import torch
 
+from textrec.processing import DEFAULT_CHARSET
 from textrec.processing.data import load_text_recognition_dataset
+from textrec.processing.data.german_print import GERMAN_PRINT_CHARACTERS
 from textrec.processing.inference import available_decodings, load_recognizer, recognize
 from textrec.processing.metrics import evaluate_texts
 from textrec.processing.training import get_spec, parse_arguments, train_from_arguments
@@ -202,6 +204,14 @@ CRNN_LINES_ENGINE_COMMANDS = (
 then the data engine in two invocations."""
 
 
+CRNN_LINES_FRAKTUR_COMMAND = shlex.join([
+    "textrec-train", "--model=crnn", "--model_name_or_path=runs/crnn-lines-engine", f"--dataset={ENGINE_DATA},fraktur_share=0.15",
+    *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")), "--learning_rate=1.5e-4",
+    "--warmup_steps=100", "--max_steps=2000", "--seed=43", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-25 (commit d937f42)"
+"""The command of the second `crnn-lines` (Fraktur), which the third starts from (`--model_name_or_path=crnn-lines`
+named it when the third was trained, textrec commit e9985c0)."""
+
+
 RELEASES = {
     release.name: release
     for release in (
@@ -220,26 +230,31 @@ RELEASES = {
         # The general print reader: the CRNN peer, trained identically to the attention models on clean renderings,
         # then on the data engine's scans and photos (in two invocations; the second goes on from the first's
         # step 2,750 with a fresh optimizer and new lines, its learning rate where the first's schedule was; released
-        # on 2026-11-25), then on new engine lines of which 15% are Fraktur (from that release's fp16 weights).
+        # on 2026-11-25), then on new engine lines of which 15% are Fraktur (from that release's fp16 weights;
+        # released on 2026-11-25 too), then with German print's characters added to its vocabulary (the rows of its
+        # old characters kept) on new engine lines of which 30% are German, a quarter of all in Fraktur with the
+        # long s (from the second release's fp16 weights, as `crnn-lines` then named them).
         Release(
             name="crnn-lines",
             architecture="crnn",
             train_arguments=(
                 "--model=crnn",
-                "--model_name_or_path=runs/crnn-lines-engine",
-                f"--dataset={ENGINE_DATA},fraktur_share=0.15",
+                "--model_name_or_path=crnn-lines",
+                f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS}",
+                f"--dataset={ENGINE_DATA},fraktur_share=0.25,german_share=0.3",
                 *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
                 "--learning_rate=1.5e-4",
                 "--warmup_steps=100",
-                "--max_steps=2000",
-                "--seed=43",
+                "--max_steps=1600",
+                "--seed=44",
             ),
-            earlier_commands=CRNN_LINES_ENGINE_COMMANDS,
+            earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND),
             test_sets=LINE_TEST_SETS,
-            training_data=("100,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+            training_data=("150,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
-                           "tight and loose crops; the last 50,000 with 15% of them in Fraktur), after 120,000 clean "
-                           "print and handwriting-style renderings; no real image"),
+                           "tight and loose crops; of the second 50,000, 15% in Fraktur; of the last 50,000, 30% German "
+                           "text from Debian's fortunes-de and 25% in Fraktur, German lines in Fraktur spelled with the "
+                           "long s), after 120,000 clean print and handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
