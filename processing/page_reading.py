@@ -42,6 +42,9 @@ WIDEST_GAP_SHARE = 0.9
 """A region is cut at its horizontal gaps at least this share as wide as its widest one."""
 ROW_OVERLAP = 0.5
 """Two runs overlapping vertically by this share of the smaller one's height lie on one printed line."""
+FAINT_CONTRAST_SHARE = 0.45
+"""A detected line whose ink contrasts with its paper less than this share of the page's median line contrast is
+left out: the other side of the leaf showing through, stains, specks."""
 DETECTION_THRESHOLD = 0.5
 """The line-core probability above which a map position belongs to a line."""
 
@@ -228,6 +231,24 @@ def reading_order(polygons: Sequence[Polygon]) -> list[list[int]]:
     return _order(boxes, list(range(len(polygons))), max(line_height, 1.0))
 
 
+def distinct_lines(grey: np.ndarray, boxes: Sequence[Sequence[float]]) -> list[bool]:
+    """Which detected lines are printed on this side of the page: each line's contrast (its paper's grey, the 60th
+    percentile of its box, less its ink's, the 5th) against the page's median line contrast (`FAINT_CONTRAST_SHARE`).
+    Light text on dark is turned first."""
+    from .image_processing_text_recognition import has_light_text
+
+    if has_light_text(grey):
+        grey = 255 - grey
+    contrasts = []
+    for x0, y0, x1, y1 in boxes:
+        region = grey[max(int(y0), 0):max(int(y1), int(y0) + 1), max(int(x0), 0):max(int(x1), int(x0) + 1)]
+        contrasts.append(float(np.percentile(region, 60) - np.percentile(region, 5)) if region.size else 0.0)
+    if not contrasts:
+        return []
+    typical = float(np.median(contrasts))
+    return [contrast >= FAINT_CONTRAST_SHARE * typical for contrast in contrasts]
+
+
 def crop_line(page: Image.Image, polygon: Polygon) -> Image.Image:
     """The line of `polygon` cut from the page and turned upright (a skewed line comes out level)."""
     top_left, top_right, bottom_right, bottom_left = polygon
@@ -247,12 +268,15 @@ def _paper_colour(page: Image.Image):
 def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str | None = None,
               threshold: float = DETECTION_THRESHOLD) -> PageReading:
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
-    `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), orders them (`reading_order`), reads each with `recognizer` (the model and processor of
+    `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
+    faint ones (`distinct_lines`), orders them (`reading_order`), reads each with `recognizer` (the model and processor of
     `load_recognizer`) and joins the runs of each printed line."""
     page = load_image(image)
     page = page.convert("L") if page.mode not in ("L", "RGB") else page
     found = detector(page) if callable(detector) else detect_lines(*detector, page, threshold=threshold)
-    polygons, scores = found["polygons"], found["scores"]
+    kept = distinct_lines(np.asarray(page.convert("L")), found["boxes"])
+    polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
+    scores = [score for score, keep in zip(found["scores"], kept) if keep]
     crops = [crop_line(page, polygon) for polygon in polygons]
     readings: dict[int, LineReading] = {}
     if crops:

@@ -150,36 +150,67 @@ def test_synthetic_pages_are_reproducible_and_their_lines_lie_on_the_page():
         assert -2 <= x0 < x1 <= first.width + 2 and -2 <= y0 < y1 <= first.height + 2
 
 
-@pytest.mark.slow
-def test_a_trained_detector_folder_loads_and_reads_without_textrec(tmp_path):
-    """What `textrec-train-line-detector` saves loads with AutoModel and AutoImageProcessor from the folder's own code
-    where textrec cannot be imported, and gives the same boxes."""
-    from .remote_code import run_without_textrec
-
+@pytest.fixture(scope="module")
+def trained_detector(tmp_path_factory):
+    """A tiny detector trained 2 steps by `textrec-train-line-detector`, and a page image."""
     from textrec.scripts import train_line_detector
 
+    folder = tmp_path_factory.mktemp("detector")
     train_line_detector.run(["--num_train_pages", "4", "--num_eval_pages", "1", "--max_steps", "2",
                              "--per_device_train_batch_size", "2", "--crop_size", "128", "--stage_channels", "4,4,4,8,8",
-                             "--save_steps", "2", "--eval_steps", "2", "--output_dir", str(tmp_path / "detector")])
+                             "--save_steps", "2", "--eval_steps", "2", "--output_dir", str(folder / "detector")])
     page = Image.new("L", (300, 200), 255)
     ImageDraw.Draw(page).rectangle([20, 40, 250, 60], fill=0)
-    page.save(tmp_path / "page.png")
-    code = f"""
+    page.save(folder / "page.png")
+    return folder
+
+
+@pytest.mark.slow
+def test_a_trained_detector_folder_loads_and_reads_without_textrec(trained_detector, tmp_path):
+    """What `textrec-train-line-detector` saves, and what `textrec-export` writes of it, load with AutoModel and
+    AutoImageProcessor from the folder's own code where textrec cannot be imported, and give the same boxes."""
+    from textrec.scripts import export as export_cli
+
+    from .remote_code import run_without_textrec
+
+    export_cli.run(["--model", str(trained_detector / "detector"), "--output_dir", str(tmp_path / "exported")])
+    page = Image.open(trained_detector / "page.png")
+    from textrec.processing.page_reading import load_line_detector
+
+    model, processor = load_line_detector(str(trained_detector / "detector"))
+    with torch.no_grad():
+        outputs = model(**processor.preprocess([page], return_tensors="pt"))
+    inside = json.loads(json.dumps(processor.post_process_line_detection(outputs, target_sizes=[(200, 300)], threshold=0.3)))
+    for folder in (trained_detector / "detector", tmp_path / "exported"):
+        code = f"""
 import json, torch
 from PIL import Image
 from transformers import AutoImageProcessor, AutoModel
-model = AutoModel.from_pretrained({str(tmp_path / 'detector')!r}, trust_remote_code=True).eval()
-processor = AutoImageProcessor.from_pretrained({str(tmp_path / 'detector')!r}, trust_remote_code=True)
-page = Image.open({str(tmp_path / 'page.png')!r})
+model = AutoModel.from_pretrained({str(folder)!r}, trust_remote_code=True).eval()
+processor = AutoImageProcessor.from_pretrained({str(folder)!r}, trust_remote_code=True)
+page = Image.open({str(trained_detector / 'page.png')!r})
 with torch.no_grad():
     outputs = model(**processor.preprocess([page], return_tensors="pt"))
 print(json.dumps(processor.post_process_line_detection(outputs, target_sizes=[(page.height, page.width)], threshold=0.3)))
 """
-    outside = json.loads(run_without_textrec(code, tmp_path).strip().splitlines()[-1])
-    from textrec.processing.page_reading import load_line_detector
+        outside = json.loads(run_without_textrec(code, tmp_path).strip().splitlines()[-1])
+        assert outside == inside, folder
 
-    model, processor = load_line_detector(str(tmp_path / "detector"))
-    with torch.no_grad():
-        outputs = model(**processor.preprocess([page], return_tensors="pt"))
-    inside = processor.post_process_line_detection(outputs, target_sizes=[(200, 300)], threshold=0.3)
-    assert outside == json.loads(json.dumps(inside))
+
+@pytest.mark.slow
+def test_recognize_page_prints_lines_json_and_hocr(trained_detector, tmp_path, capsys):
+    """`textrec-recognize --page`: a page's lines as text, one JSON object per page, or an hOCR file per page."""
+    from textrec.scripts import recognize as recognize_cli
+
+    page, detector = str(trained_detector / "page.png"), str(trained_detector / "detector")
+    texts = recognize_cli.run(["--model", "crnn-lines", "--page", "--detector", detector, page])
+    assert len(texts) == 1 and isinstance(texts[0], str)
+    capsys.readouterr()
+    recognize_cli.run(["--model", "crnn-lines", "--page", "--detector", detector, "--output_format", "json", page])
+    reading = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert reading["path"] == page and reading["width"] == 300 and "lines" in reading
+    recognize_cli.run(["--model", "crnn-lines", "--page", "--detector", detector, "--output_format", "hocr",
+                       "--output_dir", str(tmp_path / "read"), page])
+    assert "ocr_page" in (tmp_path / "read" / "page.hocr").read_text()
+    with pytest.raises(SystemExit):
+        recognize_cli.run(["--model", "crnn-lines", "--output_format", "hocr", page])  # hOCR describes pages
