@@ -20,7 +20,7 @@ import html
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -74,7 +74,12 @@ class PageReading:
         return "\n".join(line.text for line in self.lines)
 
     def to_dict(self) -> dict:
-        return {"width": self.width, "height": self.height, "text": self.text, "lines": [asdict(line) for line in self.lines]}
+        """The page as JSON-ready data: coordinates to a tenth of a pixel, confidences and scores to 4 places."""
+        lines = [{"text": line.text, "confidence": round(line.confidence, 4), "score": round(line.score, 4),
+                  "box": [round(value, 1) for value in line.box],
+                  "polygons": [[[round(x, 1), round(y, 1)] for x, y in polygon] for polygon in line.polygons]}
+                 for line in self.lines]
+        return {"width": self.width, "height": self.height, "text": self.text, "lines": lines}
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
