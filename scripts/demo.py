@@ -33,6 +33,7 @@ ELEMENT_IDS = {
     "confidence": "textrec-confidence",
     "characters": "textrec-characters",
     "picture": "textrec-picture",
+    "page": "textrec-page",
 }
 """The page's elements by HTML id: what a browser test or a user's script finds them by."""
 PICTURE_HEIGHT = 96
@@ -160,6 +161,26 @@ def read_line(image, model_name: str, decoding: str | None = None):
                            "several heads and layers; the CTC decoding, where the model has one, shows its alignment.")
 
 
+def read_whole_page(image, model_name: str, decoding: str | None = None, detector_name: str = "line-detector"):
+    """Reads `image` as a page: its lines found by the detector `detector_name`, read by `model_name` in reading order.
+
+    Returns:
+        `(reading, picture)`: the `PageReading` and the page with its lines outlined and numbered.
+    """
+    from textrec.processing.page_reading import draw_page_reading, read_page
+
+    reading = read_page(image, cached_recognizer(model_name), cached_detector(detector_name), decoding=decoding)
+    return reading, draw_page_reading(image, reading)
+
+
+@functools.cache
+def cached_detector(model_name_or_path: str):
+    """The text-line detector and its image processor, loaded once per process."""
+    from textrec.processing.page_reading import load_line_detector
+
+    return load_line_detector(model_name_or_path)
+
+
 def build_demo(model_names: list[str] | None = None, default_model: str | None = None):
     """The demo app, a `gradio.Blocks`: an image, a model among `model_names` (default: every released model), a
     decoding among that model's `available_decodings`, a read button, and the text, its confidences and the picture
@@ -184,9 +205,14 @@ def build_demo(model_names: list[str] | None = None, default_model: str | None =
         model, _ = cached_recognizer(model_name)
         return gradio.Dropdown(choices=list(available_decodings(model)), value=preferred_decoding(model))
 
-    def read(image, model_name: str, decoding: str):
+    def read(image, model_name: str, decoding: str, whole_page: bool):
         if image is None:
-            raise gradio.Error("Drop an image of one line of text first.")
+            raise gradio.Error("Drop an image of one line (or, with 'whole page', a page) first.")
+        if whole_page:
+            reading, picture = read_whole_page(image, model_name, decoding)
+            lines = [(f"{line.text}\n", uncertain_label(line.confidence)) for line in reading.lines]
+            mean = sum(line.confidence for line in reading.lines) / max(len(reading.lines), 1)
+            return reading.text, f"{mean:.3f} (mean of {len(reading.lines)} lines)", lines, picture, ""
         reading, picture, note = read_line(image, model_name, decoding)
         characters = [(character, uncertain_label(confidence)) for character, confidence in reading.characters]
         return reading.text, f"{reading.confidence:.3f}", characters, picture, note
@@ -201,6 +227,8 @@ def build_demo(model_names: list[str] | None = None, default_model: str | None =
                 model = gradio.Dropdown(model_names, value=default_model, label="model", elem_id=ELEMENT_IDS["model"])
                 decoding = gradio.Dropdown(first.choices, value=first.value, label="decoding",
                                            elem_id=ELEMENT_IDS["decoding"])
+                whole_page = gradio.Checkbox(label="whole page (find its lines with line-detector, read them in order)",
+                                             value=False, elem_id=ELEMENT_IDS["page"])
                 button = gradio.Button("Read", variant="primary", elem_id=ELEMENT_IDS["read"])
             with gradio.Column():
                 text = gradio.Textbox(label="text", elem_id=ELEMENT_IDS["text"], interactive=False)
@@ -209,7 +237,8 @@ def build_demo(model_names: list[str] | None = None, default_model: str | None =
                 picture = gradio.Image(label="how it was read", elem_id=ELEMENT_IDS["picture"], interactive=False, height=200)
                 note = gradio.Markdown()
         model.change(decodings_of, inputs=model, outputs=decoding)
-        button.click(read, inputs=[image, model, decoding], outputs=[text, confidence, characters, picture, note])
+        button.click(read, inputs=[image, model, decoding, whole_page],
+                     outputs=[text, confidence, characters, picture, note])
     return demo
 
 

@@ -97,6 +97,19 @@ def test_write_space_makes_an_exported_folder_a_space_that_reads_alike(tmp_path,
     assert "".join(character for character, _ in characters) == text
 
 
+def test_the_demo_reads_a_whole_page_as_read_page_does():
+    """'whole page': the page reader's lines, the same as `read_page` gives, and the page with its lines drawn."""
+    from textrec.processing.data.synthetic_pages import render_page
+    from textrec.processing.page_reading import load_line_detector, read_page
+    from textrec.scripts.demo import read_whole_page
+
+    page, _ = render_page(2, 8)
+    reading, picture = read_whole_page(page, "crnn-lines")
+    expected = read_page(page, load_recognizer("crnn-lines"), load_line_detector("line-detector"))
+    assert reading.text == expected.text and len(reading.lines) > 10
+    assert picture.size == page.size and picture.mode == "RGB"
+
+
 def test_write_space_refuses_a_folder_without_a_model(tmp_path):
     from textrec.scripts.demo import write_space
 

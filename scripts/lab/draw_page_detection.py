@@ -10,27 +10,10 @@ pages are research-use data and stay out of it); `--page` on any image.
 import argparse
 from pathlib import Path
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image
 
 from textrec.processing.inference import load_recognizer
-from textrec.processing.page_reading import load_line_detector, read_page
-
-COLOURS = [(220, 30, 30), (30, 120, 220), (20, 160, 60), (200, 120, 0)]
-LONGEST_SIDE = 1400
-
-
-def draw(page: Image.Image, reading) -> Image.Image:
-    picture = page.convert("RGB")
-    canvas = ImageDraw.Draw(picture)
-    font = ImageFont.load_default(size=max(12, picture.height // 90))
-    for number, line in enumerate(reading.lines, start=1):
-        colour = COLOURS[number % len(COLOURS)]
-        for polygon in line.polygons:
-            canvas.polygon([tuple(point) for point in polygon], outline=colour, width=max(2, picture.height // 600))
-        canvas.text((line.box[0] - 4, line.box[1]), str(number), fill=colour, font=font, anchor="rt")
-    scale = LONGEST_SIDE / max(picture.size)
-    return picture.resize((round(picture.width * scale), round(picture.height * scale))) if scale < 1 else picture
-
+from textrec.processing.page_reading import draw_page_reading, load_line_detector, read_page
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -48,7 +31,7 @@ def main() -> None:
 
         page, _ = render_page(2, args.synthetic)
     reading = read_page(page, load_recognizer(args.recognizer), load_line_detector(args.detector))
-    draw(page, reading).save(args.output)
+    draw_page_reading(page, reading).save(args.output)
     print(reading.text)
 
 
