@@ -271,7 +271,7 @@ def test_release_trained_by_a_study_packages_the_study_model(tmp_path):
         assert {weights.get_tensor(key).dtype for key in weights.keys()} - {torch.int64} == {torch.float16}
     card = (folder / "README.md").read_text()
     assert f"python scripts/lab/comer_coverage_study.py {' '.join(tiny_study[:2])}" in card
-    assert "synthetic-math:max_tokens=48" in card and release.training_data in card
+    assert "typeset formulas (matplotlib mathtext), up to 48 tokens" in card and release.training_data in card
     # A formula model's card says what it reads, what its tokens are, and that its training summary is the last stage's.
     assert "an image of one typeset formula in" in card and "LaTeX tokens of the CROHME dictionary plus" in card
     assert "Training: The study's last stage: " in card and "validation metric `cer`" in card
