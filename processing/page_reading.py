@@ -254,20 +254,21 @@ def distinct_lines(grey: np.ndarray, boxes: Sequence[Sequence[float]]) -> list[b
     return [contrast >= FAINT_CONTRAST_SHARE * typical for contrast in contrasts]
 
 
-def crop_line(page: Image.Image, polygon: Polygon) -> Image.Image:
-    """The line of `polygon` cut from the page and turned upright (a skewed line comes out level)."""
+def crop_line(page: Image.Image, polygon: Polygon, paper=None) -> Image.Image:
+    """The line of `polygon` cut from the page and turned upright (a skewed line comes out level); what falls outside
+    the page is `paper` (by default the page's paper colour, `paper_colour`: pass it when cutting many lines)."""
     top_left, top_right, bottom_right, bottom_left = polygon
     width = max(2, round(math.dist(top_left, top_right)))
     height = max(2, round(math.dist(top_left, bottom_left)))
     quad = [*top_left, *bottom_left, *bottom_right, *top_right]
     return page.transform((width, height), Image.Transform.QUAD, quad, resample=Image.Resampling.BICUBIC,
-                          fillcolor=_paper_colour(page))
+                          fillcolor=paper_colour(page) if paper is None else paper)
 
 
-def _paper_colour(page: Image.Image):
-    grey = np.asarray(page.convert("L"))
-    value = int(np.percentile(grey, 90))
-    return value if page.mode == "L" else (value,) * len(page.getbands()) if page.mode != "P" else value
+def paper_colour(page: Image.Image):
+    """The page's paper colour (the 90th percentile of its grey), as a fill value for its mode."""
+    value = int(np.percentile(np.asarray(page.convert("L")), 90))
+    return value if len(page.getbands()) == 1 else (value,) * len(page.getbands())
 
 
 def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str | None = None,
@@ -282,7 +283,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     kept = distinct_lines(np.asarray(page.convert("L")), found["boxes"])
     polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
     scores = [score for score, keep in zip(found["scores"], kept) if keep]
-    crops = [crop_line(page, polygon) for polygon in polygons]
+    paper = paper_colour(page)
+    crops = [crop_line(page, polygon, paper) for polygon in polygons]
     readings: dict[int, LineReading] = {}
     if crops:
         model, processor = recognizer

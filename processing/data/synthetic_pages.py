@@ -82,9 +82,10 @@ class _Typesetter:
         self.rng, self.draw, self.ink, self.fraktur = rng, ImageDraw.Draw(page), ink, fraktur
         self.lines: list[dict] = []
 
-    def text(self, size: int) -> tuple[str, bool]:
-        """A text sampler for one run: German in Fraktur on Fraktur pages."""
-        return ("german", True) if self.fraktur else ("english", False)
+    @property
+    def text_kind(self) -> str:
+        """What `fit` samples on this page: German on Fraktur pages, else English."""
+        return "german" if self.fraktur else "english"
 
     def fit(self, font: ImageFont.FreeTypeFont, width: float, kind: str, caps: bool = False) -> str:
         """A text that fills about `width` pixels in `font` (cut at a word to fit)."""
@@ -137,7 +138,7 @@ def _lay_out_columns(setter: _Typesetter, fonts: tuple[str, ...], box: tuple[flo
     column_width = (right - left - gutter * (columns - 1)) / columns
     body = setter.fraktur[0] if setter.fraktur else fonts[int(rng.integers(len(fonts)))]
     leading = float(rng.uniform(1.15, 1.7))
-    text_kind = setter.text(size)[0]
+    text_kind = setter.text_kind
     draw = setter.draw
     if columns > 1 and rng.random() < 0.5:
         for column in range(1, columns):
