@@ -6,9 +6,15 @@ A command's module imports only the standard library and this one at its top, so
 torch, transformers, datasets and textrec's library are imported inside its `run()` (tests/test_commands.py)."""
 
 import argparse
+import contextlib
+import hashlib
+import io
 import logging
+import os
 import sys
 from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
 
 EXPECTED_ERRORS = (ValueError, OSError)
 """What bad input raises (`FileNotFoundError` and `PermissionError` are `OSError`s); anything else is a bug
@@ -51,13 +57,63 @@ def resolve_device(name: str) -> str:
     return name
 
 
-def run_command(prog: str, run: Callable[[list[str]], object], argv: list[str] | None = None):
+HELP_FLAGS = ("-h", "--help")
+LIBRARY_ROOT = Path(__file__).resolve().parents[1]
+"""The installed textrec package (or the repository, installed editable)."""
+
+
+def help_cache_file(prog: str, argv: list[str]) -> Path:
+    """Where the help that `prog argv` printed is kept: keyed by the arguments (a recipe's defaults show in the
+    training commands' help), the versions of textrec, transformers and torch, and the size and time of every
+    file of textrec's training code (an editable install changes without a new version)."""
+    versions = []
+    for package in ("textrec", "transformers", "torch"):
+        try:
+            versions.append(metadata.version(package))
+        except metadata.PackageNotFoundError:
+            versions.append("")
+    sources = sorted((LIBRARY_ROOT / "processing" / "training").glob("*.py")) + [Path(__file__)]
+    stamps = [f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in sources]
+    key = hashlib.sha256("\n".join([prog, *argv, *versions, *stamps]).encode()).hexdigest()[:20]
+    root = Path(os.environ.get("TEXTREC_HELP_CACHE", "~/.cache/textrec/help")).expanduser()
+    return root / f"{prog}-{key}.txt"
+
+
+def answer_help_from_cache(prog: str, run: Callable[[list[str]], object], argv: list[str]) -> None:
+    """Prints a training command's `--help` and exits. Its parser is built from transformers'
+    `Seq2SeqTrainingArguments`, which imports torch (seconds), so the first answer is kept on disk
+    (`help_cache_file`) and later ones are printed from it at once."""
+    cache = help_cache_file(prog, argv)
+    with contextlib.suppress(OSError):
+        sys.stdout.write(cache.read_text())
+        raise SystemExit(0)
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            run(argv)
+    except SystemExit as exit_:
+        sys.stdout.write(printed.getvalue())
+        if exit_.code in (0, None) and printed.getvalue():
+            with contextlib.suppress(OSError):
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                partial = cache.with_suffix(f".{os.getpid()}.partial")
+                partial.write_text(printed.getvalue())
+                partial.replace(cache)
+        raise
+    sys.stdout.write(printed.getvalue())  # `run` did not stop at the help flag: nothing is kept
+
+
+def run_command(
+    prog: str, run: Callable[[list[str]], object], argv: list[str] | None = None, *, cache_help: bool = False
+):
     """Calls `run(argv)` (the command's arguments, `--debug` taken out) and turns an expected error into one
-    line on stderr and `SystemExit(1)`."""
+    line on stderr and `SystemExit(1)`. With `cache_help`, `--help` is answered by `answer_help_from_cache`."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in argv
     argv = [argument for argument in argv if argument != DEBUG_FLAG]
     try:
+        if cache_help and any(argument in HELP_FLAGS for argument in argv):
+            return answer_help_from_cache(prog, run, argv)
         return run(argv)
     except EXPECTED_ERRORS as error:
         if debug:

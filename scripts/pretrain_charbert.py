@@ -14,13 +14,13 @@ The work is `textrec.processing.training.charbert.pretrain`; this command parses
 
 import sys
 
-from textrec.processing.training.charbert import format_results, parse_arguments, pretrain
-
 from .cli import run_command, set_up_training_logs
 
 
 def run(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     """Pre-trains as the arguments say; returns the evaluation metrics `{"before": ..., "after": ...}`."""
+    from textrec.processing.training.charbert import format_results, parse_arguments, pretrain
+
     model_args, data_args, training_args = parse_arguments(sys.argv[1:] if argv is None else argv)
     set_up_training_logs(training_args)
     results = pretrain(model_args, data_args, training_args)
@@ -31,7 +31,7 @@ def run(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    run_command("textrec-pretrain-charbert", run, argv)
+    run_command("textrec-pretrain-charbert", run, argv, cache_help=True)
 
 
 if __name__ == "__main__":

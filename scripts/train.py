@@ -19,13 +19,13 @@ The work is `textrec.processing.training.train_from_arguments`; this command par
 
 import sys
 
-from textrec.processing.training import parse_arguments, train_from_arguments
-
 from .cli import run_command, set_up_training_logs
 
 
 def run(argv: list[str] | None = None) -> dict:
     """Trains as the arguments say; returns the final evaluation metrics."""
+    from textrec.processing.training import parse_arguments, train_from_arguments
+
     model_args, data_args, training_args = parse_arguments(sys.argv[1:] if argv is None else argv)
     set_up_training_logs(training_args)
     return train_from_arguments(model_args, data_args, training_args)
@@ -33,7 +33,7 @@ def run(argv: list[str] | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    run_command("textrec-train", run, argv)
+    run_command("textrec-train", run, argv, cache_help=True)
 
 
 if __name__ == "__main__":

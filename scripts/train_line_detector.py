@@ -24,7 +24,7 @@ def run(argv: list[str] | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    run_command("textrec-train-line-detector", run, argv)
+    run_command("textrec-train-line-detector", run, argv, cache_help=True)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ def pytest_configure(config):
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     os.environ.setdefault("TEXTREC_CACHE", tempfile.mkdtemp(prefix="textrec-test-cache-"))
+    os.environ.setdefault("TEXTREC_HELP_CACHE", tempfile.mkdtemp(prefix="textrec-test-help-"))
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """The commands answer `--help` at once: their modules import torch, transformers, datasets and textrec's library
 inside `run()`, not at their top; and `--device` is checked before any model is loaded."""
 
+import os
 import subprocess
 import sys
 import time
@@ -55,3 +56,51 @@ def test_an_unknown_decoding_is_refused_as_argparse_refuses_a_choice(tmp_path, c
         recognize_cli.main(["--model", "crnn-lines", "--decoding", "beam", str(tmp_path)])
     assert exit_info.value.code == 2
     assert "argument --decoding: invalid choice: 'beam' (choose from attention, ctc, joint)" in capsys.readouterr().err
+
+
+TRAINING_COMMANDS = ("train", "pretrain_charbert", "train_line_detector")
+
+
+@pytest.mark.parametrize("command", TRAINING_COMMANDS)
+def test_importing_a_training_command_loads_no_torch(command):
+    code = (f"import sys; from textrec.scripts import {command}; "
+            f"print(sorted(name for name in {HEAVY_MODULES!r} if name in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_a_training_commands_help_is_answered_from_its_cache_after_the_first_time(tmp_path):
+    """The first `--help` builds transformers' parser (torch is imported) and keeps what it printed; the second
+    prints the same text without importing torch, well within two seconds."""
+    environment = {**os.environ, "TEXTREC_HELP_CACHE": str(tmp_path)}
+    command = [sys.executable, "-c", "import sys; from textrec.scripts import train_line_detector as c; "
+               "c.main(sys.argv[1:])", "--help"]
+    first = subprocess.run(command, capture_output=True, text=True, env=environment)
+    assert first.returncode == 0 and "--output_dir" in first.stdout, first.stderr[-2000:]
+    assert len(list(tmp_path.glob("textrec-train-line-detector-*.txt"))) == 1
+    start = time.perf_counter()
+    second = subprocess.run(command, capture_output=True, text=True, env=environment)
+    seconds = time.perf_counter() - start
+    assert second.returncode == 0 and second.stdout == first.stdout
+    assert seconds < 2.0, f"the cached help took {seconds:.2f} s"
+
+
+def test_a_cached_help_belongs_to_its_arguments(tmp_path, monkeypatch):
+    """`textrec-train --model comer --help` shows CoMER's recipe defaults: another cache entry than the plain help."""
+    monkeypatch.setenv("TEXTREC_HELP_CACHE", str(tmp_path))
+    assert cli.help_cache_file("textrec-train", ["--help"]) != cli.help_cache_file("textrec-train", ["--model", "comer", "--help"])
+    assert cli.help_cache_file("textrec-train", ["--help"]) == cli.help_cache_file("textrec-train", ["--help"])
+    assert cli.help_cache_file("textrec-train", ["--help"]).parent == tmp_path
+
+
+def test_help_that_fails_is_not_kept(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TEXTREC_HELP_CACHE", str(tmp_path))
+
+    def refuse(argv):
+        print("partial output")
+        raise SystemExit(2)
+
+    with pytest.raises(SystemExit) as exit_info:
+        cli.run_command("textrec-probe", refuse, ["--help"], cache_help=True)
+    assert exit_info.value.code == 2 and "partial output" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
