@@ -409,6 +409,24 @@ def test_synthetic_formulas_depend_on_seed_and_index_only():
     assert [np.asarray(image).tobytes() for image in first["image"]] == [np.asarray(image).tobytes() for image in again["image"]]
 
 
+def test_low_resolution_share_renders_the_same_formulas_smaller():
+    """The share draws after the formula and its font set, so the formulas stay; those drawn into the
+    low-resolution share come out smaller; without the share the samples are what they always were."""
+    usual = make_synthetic_formulas(12, seed=3, cache_dir=False)
+    assert usual["text"] == make_synthetic_formulas(12, seed=3, low_resolution_share=0.0, cache_dir=False)["text"]
+    small = make_synthetic_formulas(12, seed=3, low_resolution_share=1.0, cache_dir=False)
+    assert small["text"] == usual["text"] and small["font"] == usual["font"]
+    def ink_height(image):
+        rows = np.nonzero(np.asarray(image).max(axis=1))[0]
+        return rows[-1] - rows[0] + 1
+
+    # Rendered at 36-79 dpi instead of 80-140: at most 79/80 of the height (rounding aside).
+    assert all(ink_height(low) <= ink_height(high) + 1 for low, high in zip(small["image"], usual["image"]))
+    assert np.mean([ink_height(low) / ink_height(high) for low, high in zip(small["image"], usual["image"])]) < 0.75
+    with pytest.raises(ValueError, match="low_resolution_share"):
+        make_synthetic_formulas(2, low_resolution_share=1.5, cache_dir=False)
+
+
 def test_mathtext_renders_scripts_of_spaced_tokens():
     # mathtext drops a script written "x ^ { 2 }": the renderer must close the spaces up.
     assert compact_latex("\\sum _ { i = 1 } ^ { n } \\alpha x".split()) == "\\sum_{i=1}^{n}\\alpha x"

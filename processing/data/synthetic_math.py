@@ -36,6 +36,10 @@ FORMAT_VERSION = 1
 MATH_FONTSETS = ("dejavusans", "dejavuserif", "cm", "stix", "stixsans")
 DPI_RANGE = (80, 140)
 """Resolution range of the rendering at 12 points: roughly 15 to 25 pixels per line of symbols."""
+LOW_DPI_RANGE = (36, 79)
+"""Resolution range of the low-resolution share (``low_resolution_share``): down to 0.45 times ``DPI_RANGE``'s
+lower end, glyphs of 5-9 pixels, which the image processor's glyph normalisation enlarges, blurred, as it enlarges
+a formula a user typeset small."""
 MARGIN_RANGE = (2, 10)
 """Black margin on each side, in pixels."""
 
@@ -140,12 +144,17 @@ def render_formula(tokens: list[str], fontset: str, dpi: int, margin: int) -> Im
     return Image.fromarray(np.pad(ink, margin))
 
 
-def _render_example(example: dict, *, seed: int, max_depth: int, max_tokens: int) -> dict:
+def _render_example(
+    example: dict, *, seed: int, max_depth: int, max_tokens: int, low_resolution_share: float
+) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
     tokens = sample_formula(rng, max_depth, max_tokens)
     fontset = MATH_FONTSETS[rng.integers(len(MATH_FONTSETS))]
-    dpi = int(rng.integers(DPI_RANGE[0], DPI_RANGE[1] + 1))
+    # No draw without a low-resolution share, so that those samples stay what they were.
+    low = low_resolution_share > 0 and rng.random() < low_resolution_share
+    dpi_range = LOW_DPI_RANGE if low else DPI_RANGE
+    dpi = int(rng.integers(dpi_range[0], dpi_range[1] + 1))
     margin = int(rng.integers(MARGIN_RANGE[0], MARGIN_RANGE[1] + 1))
     buffer = io.BytesIO()
     render_formula(tokens, fontset, dpi, margin).save(buffer, format="PNG")
@@ -158,6 +167,7 @@ def make_synthetic_formulas(
     seed: int = 0,
     max_depth: int = 3,
     max_tokens: int = 48,
+    low_resolution_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -168,6 +178,8 @@ def make_synthetic_formulas(
         seed: Sample ``i`` is drawn from ``numpy.random.default_rng([seed, i])``.
         max_depth: Deepest nesting of fractions, roots, brackets and scripts.
         max_tokens: Longest formula in LaTeX tokens.
+        low_resolution_share: Share of the formulas rendered at ``LOW_DPI_RANGE`` instead of ``DPI_RANGE``
+            (typeset at less than half to one times the usual size).
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
             ``False``: no caching). The entry's key hashes the arguments, the format version and the
             matplotlib version.
@@ -177,17 +189,21 @@ def make_synthetic_formulas(
         A dataset with columns ``image`` (``datasets.Image``, white on black), ``text`` (space-separated
         LaTeX tokens) and ``font`` (the mathtext font set).
     """
+    if not 0.0 <= low_resolution_share <= 1.0:
+        raise ValueError(f"low_resolution_share must be in [0, 1], got {low_resolution_share}")
     arguments = {
         "format_version": FORMAT_VERSION,
         "num_samples": num_samples,
         "seed": seed,
         "max_depth": max_depth,
         "max_tokens": max_tokens,
+        "low_resolution_share": low_resolution_share,
         "matplotlib": matplotlib.__version__,
     }
 
     def build(scratch):
-        fn_kwargs = {"seed": seed, "max_depth": max_depth, "max_tokens": max_tokens}
+        fn_kwargs = {"seed": seed, "max_depth": max_depth, "max_tokens": max_tokens,
+                     "low_resolution_share": low_resolution_share}
         desc = f"Rendering {num_samples} synthetic formulas"
         return generate_indexed(num_samples, _render_example, fn_kwargs, FEATURES, scratch, num_proc=num_proc, desc=desc)
 
