@@ -150,6 +150,42 @@ def test_synthetic_pages_are_reproducible_and_their_lines_lie_on_the_page():
         assert -2 <= x0 < x1 <= first.width + 2 and -2 <= y0 < y1 <= first.height + 2
 
 
+def text_page() -> Image.Image:
+    page = Image.new("L", (240, 160), 235)
+    draw = ImageDraw.Draw(page)
+    for row in range(4):
+        draw.text((10, 10 + 30 * row), "Printed words here", fill=20, font_size=18)
+    return page
+
+
+def test_show_through_is_the_pages_own_print_mirrored_and_faint():
+    from textrec.processing.data.capture_effects import show_through
+
+    page = text_page()
+    seen = show_through(page, np.random.default_rng(0))
+    assert (seen.size, seen.mode) == (page.size, "L")
+    assert np.array_equal(np.asarray(seen), np.asarray(show_through(page, np.random.default_rng(0))))
+    before, after = np.asarray(page, dtype=np.int16), np.asarray(seen, dtype=np.int16)
+    assert (after <= before).all()  # it only darkens
+    # Faint: the paper it darkens stays far lighter than the print.
+    darkened = (before == 235) & (after < 235)
+    assert darkened.sum() > 100 and after[darkened].min() > 120
+
+
+def test_specks_are_small_dark_dots_on_the_paper():
+    from textrec.processing.data.capture_effects import specks
+
+    page = Image.new("L", (400, 300), 230)
+    ImageDraw.Draw(page).text((10, 10), "ink", fill=10, font_size=20)
+    dusty = np.asarray(specks(page, np.random.default_rng(1)))
+    changed = dusty != np.asarray(page)
+    assert 0 < changed.mean() < 0.1
+    from scipy import ndimage
+
+    regions, count = ndimage.label(changed)
+    assert count > 3 and max(np.bincount(regions.ravel())[1:]) < 400  # many spots, none large
+
+
 @pytest.fixture(scope="module")
 def trained_detector(tmp_path_factory):
     """A tiny detector trained 2 steps by `textrec-train-line-detector`, and a page image."""
@@ -214,3 +250,15 @@ def test_recognize_page_prints_lines_json_and_hocr(trained_detector, tmp_path, c
     assert "ocr_page" in (tmp_path / "read" / "page.hocr").read_text()
     with pytest.raises(SystemExit):
         recognize_cli.run(["--model", "crnn-lines", "--output_format", "hocr", page])  # hOCR describes pages
+
+
+def test_training_continues_from_the_released_detector_by_its_short_name():
+    from textrec.model_cards import released_model_path
+    from textrec.processing.training.line_detection import LineDetectorModelArguments, build_detector
+
+    model, processor = build_detector(LineDetectorModelArguments(model_name_or_path="line-detector"))
+    released = LineDetectorConfig.from_pretrained(released_model_path("line-detector"))
+    assert model.config.stage_channels == released.stage_channels and model.dtype == torch.float32
+    assert processor.longest_edge == 1280
+    with pytest.raises(FileNotFoundError, match="no such model folder or released name"):
+        build_detector(LineDetectorModelArguments(model_name_or_path="no-such-detector"))

@@ -117,6 +117,38 @@ def neighbour_lines(image: Image.Image, rng: np.random.Generator) -> Image.Image
     return image
 
 
+def show_through(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """The print of the other side seen through thin paper: the page's own ink mirrored left to right, moved up
+    or down, blurred and faint (a page's effect: :mod:`.synthetic_pages`)."""
+    values = np.asarray(image, dtype=np.float32)
+    paper = float(np.percentile(values, 90))
+    verso = np.clip(paper - values, 0, None)[:, ::-1]
+    verso = np.roll(verso, int(rng.integers(-values.shape[0] // 10, values.shape[0] // 10 + 1)), axis=0)
+    verso = Image.fromarray(verso.clip(0, 255).astype(np.uint8)).filter(ImageFilter.GaussianBlur(float(rng.uniform(0.6, 2.5))))
+    faded = values - rng.uniform(0.1, 0.4) * np.asarray(verso, dtype=np.float32)
+    return Image.fromarray(np.clip(faded, 0, 255).astype(np.uint8))
+
+
+def specks(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """Dust, pores and foxing: dark specks of one to a few pixels, a few larger faint spots, strewn over the page
+    (a page's effect: :mod:`.synthetic_pages`)."""
+    image = image.copy()
+    width, height = image.size
+    draw = ImageDraw.Draw(image)
+    values = np.asarray(image)
+    paper = float(np.percentile(values, 90))
+    ink = min(float(np.percentile(values, 1)), 0.3 * paper)  # as dark as the print, or dark on a page of little print
+    count = int(width * height * rng.uniform(2e-5, 3e-4))
+    for _ in range(count):
+        x, y = rng.uniform(0, width), rng.uniform(0, height)
+        faint = rng.random() < 0.3
+        radius = rng.uniform(2, 8) if faint else rng.uniform(0.5, 2.5)
+        darkness = rng.uniform(0.1, 0.3) if faint else rng.uniform(0.4, 1.0)
+        draw.ellipse([x - radius, y - radius * rng.uniform(0.5, 1.5), x + radius, y + radius],
+                     fill=int(paper - darkness * (paper - ink)))
+    return image
+
+
 SCAN_EFFECTS = {
     "low_resolution": low_resolution,
     "ink_spread": ink_spread,

@@ -27,7 +27,7 @@ import numpy as np
 import PIL
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from .capture_effects import binarize, ink_spread, low_resolution, paper_texture, uneven_light
+from .capture_effects import binarize, ink_spread, low_resolution, paper_texture, show_through, specks, uneven_light
 from .fonts import fonts_fingerprint, list_fonts
 from .fraktur import font_covers, fraktur_fonts, to_math_fraktur
 from .generation import CacheDir, cached_dataset, generate_indexed
@@ -46,19 +46,20 @@ FEATURES = datasets.Features({"image": datasets.Image(), "lines": datasets.Value
 
 PAGE_LONG_SIDE = (640, 1400)
 """The page's longer side in pixels (the detector scales pages to 1280)."""
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever rendering changes, so that older cache entries are not reused."""
 LAYOUTS = {"book": 0.35, "newspaper": 0.2, "receipt": 0.25, "form": 0.2}
 """The kinds of page and their shares."""
-BODY_TEXT_SIZES = {"book": (12, 34), "newspaper": (9, 20), "receipt": (12, 30), "form": (10, 24)}
+BODY_TEXT_SIZES = {"book": (12, 34), "newspaper": (7, 18), "receipt": (12, 30), "form": (10, 24)}
 """Font sizes in pixels of each kind's body text."""
 FRAKTUR_PAGE_SHARE = {"book": 0.3, "newspaper": 0.4, "receipt": 0.0, "form": 0.0}
 SKEW_DEGREES = 3.0
 SKEW_SHARE = 0.5
 INVERTED_SHARE = 0.08
 PHOTOGRAPHED_SHARE = 0.2
-PAGE_EFFECTS = {"low_resolution": (low_resolution, 0.2), "ink_spread": (ink_spread, 0.2), "binarize": (binarize, 0.15),
-                "paper_texture": (paper_texture, 0.3), "uneven_light": (uneven_light, 0.25)}
+PAGE_EFFECTS = {"show_through": (show_through, 0.25), "specks": (specks, 0.3), "low_resolution": (low_resolution, 0.2),
+                "ink_spread": (ink_spread, 0.2), "binarize": (binarize, 0.15), "paper_texture": (paper_texture, 0.4),
+                "uneven_light": (uneven_light, 0.25)}
 """The scanner effects of :mod:`.capture_effects` applied to a whole page, with their probabilities."""
 
 
@@ -137,7 +138,7 @@ def _lay_out_columns(setter: _Typesetter, fonts: tuple[str, ...], box: tuple[flo
     gutter = size * float(rng.uniform(1.0, 3.0))
     column_width = (right - left - gutter * (columns - 1)) / columns
     body = setter.fraktur[0] if setter.fraktur else fonts[int(rng.integers(len(fonts)))]
-    leading = float(rng.uniform(1.15, 1.7))
+    leading = float(rng.uniform(1.05, 1.5) if kind == "newspaper" else rng.uniform(1.15, 1.7))  # newspapers set dense
     text_kind = setter.text_kind
     draw = setter.draw
     if columns > 1 and rng.random() < 0.5:
@@ -254,7 +255,7 @@ def render_page(seed: int, index: int) -> tuple[Image.Image, list[dict]]:
     if layout == "book":
         _lay_out_columns(setter, fonts, box, 1 if rng.random() < 0.8 else 2, sizes, layout)
     elif layout == "newspaper":
-        _lay_out_columns(setter, fonts, box, int(rng.integers(2, 5)), sizes, layout)
+        _lay_out_columns(setter, fonts, box, int(rng.integers(2, 6)), sizes, layout)
     else:
         _lay_out_rows(setter, fonts, box, sizes, layout)
     lines = setter.lines

@@ -20,6 +20,7 @@ from textrec.modeling import LineDetectorConfig, LineDetectorForTextLineDetectio
 from textrec.processing.checkpoints import load_pretrained
 from textrec.processing.data.synthetic_pages import make_synthetic_pages
 from textrec.processing.image_processing_line_detection import LineDetectionImageProcessor
+from textrec.processing.inference import check_model_source
 
 from .output_folder import OutputFolder
 from .train import fit, train_in_output_folder
@@ -125,8 +126,10 @@ def run_description(model_args: LineDetectorModelArguments, data_args: LineDetec
 def build_detector(model_args: LineDetectorModelArguments):
     """The model and image processor: a saved detector's, or new ones."""
     if model_args.model_name_or_path:
-        processor = LineDetectionImageProcessor.from_pretrained(model_args.model_name_or_path)
-        model = load_pretrained(LineDetectorForTextLineDetection, model_args.model_name_or_path, dtype=torch.float32)
+        # A released detector's short name (line-detector), a folder or a Hub id, checked as the readers check it.
+        source = check_model_source(model_args.model_name_or_path, required_files=("config.json", "model.safetensors"))
+        processor = LineDetectionImageProcessor.from_pretrained(source)
+        model = load_pretrained(LineDetectorForTextLineDetection, source, dtype=torch.float32)
         return model, processor
     channels = [int(width) for width in model_args.stage_channels.split(",")]
     return LineDetectorForTextLineDetection(LineDetectorConfig(stage_channels=channels)), LineDetectionImageProcessor()
