@@ -27,8 +27,9 @@ DEBIAN_PACKAGES=(
   fonts-cantarell
   # handwriting-style fonts
   fonts-dkg-handwriting fonts-breip fonts-dancingscript fonts-kristi fonts-comic-neue fonts-humor-sans
-  # text corpora (English; German for the German print lines) and the OCR peer
-  fortunes fortunes-min fortunes-de tesseract-ocr tesseract-ocr-eng
+  # text corpora (English; German for the German print lines) and the OCR peer (with its German Fraktur model,
+  # which the real-data benchmark reads the historic print with)
+  fortunes fortunes-min fortunes-de tesseract-ocr tesseract-ocr-eng tesseract-ocr-script-frak
   # the browser that the demo's test drives (tests/test_demo.py)
   chromium
 )

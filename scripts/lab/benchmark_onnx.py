@@ -27,9 +27,8 @@ from torch import nn
 from textrec.processing import textrec_onnx
 from textrec.processing.inference import load_recognizer, recognize
 from textrec.processing.onnx_export import export_onnx
-from textrec.processing.tesseract import check_tesseract, tesseract_recognize
 
-from benchmark_real_data import score_system
+from benchmark_real_data import read_with_tesseract, score_system
 from real_sets import REAL_DATA_DIR, load_real_set
 
 logger = logging.getLogger("textrec.benchmark_onnx")
@@ -43,7 +42,7 @@ GOAL_CER_POINTS = 0.1
 
 
 def torch_reader(model, processor):
-    def read(paths: list[Path]) -> list[str]:
+    def read(paths: list[Path], set_name: str) -> list[str]:
         return recognize(model, processor, [str(path) for path in paths], batch_size=BATCH_SIZE, decoding="ctc",
                          progress=False).texts
 
@@ -52,7 +51,7 @@ def torch_reader(model, processor):
 
 def onnx_reader(folder: Path, int8: bool):
     reader = textrec_onnx.OnnxLineReader(folder, int8=int8, num_threads=1)
-    return lambda paths: reader.read([str(path) for path in paths], batch_size=BATCH_SIZE)
+    return lambda paths, set_name: reader.read([str(path) for path in paths], batch_size=BATCH_SIZE)
 
 
 def time_split(folder: Path, paths: list[Path], int8: bool) -> dict[str, float]:
@@ -114,7 +113,7 @@ def run(argv: list[str] | None = None) -> list[dict]:
         (f"`{args.model}` torch int8 (dynamic: Linear, LSTM)", torch_reader(quantized, processor)),
         (f"`{args.model}` ONNX fp32", onnx_reader(folder, int8=False)),
         (f"`{args.model}` ONNX int8 (static: Conv; dynamic: LSTM, MatMul)", onnx_reader(folder, int8=True)),
-        (f"{check_tesseract()} (`--psm 7`)", lambda paths: tesseract_recognize(paths).texts),
+        read_with_tesseract(),
     ]
     rows = []
     for system, read in readers:

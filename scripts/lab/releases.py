@@ -463,7 +463,7 @@ def evaluate_on_real_sets(
         raise SystemExit(f"this release is measured on the real sets, which are not at {REAL_DATA_DIR} "
                          "(set TEXTREC_REAL_DATA to their folder)")
     sets = {name: tuple(part[:limit] for part in load_real_set(name, split)) for name in names or PRINT_AND_SCENE_SETS}
-    scores = score_system(lambda paths: recognize(model, processor, [str(path) for path in paths], batch_size=32).texts, sets)
+    scores = score_system(lambda paths, _: recognize(model, processor, [str(path) for path in paths], batch_size=32).texts, sets)
     logger.info("%s on the real sets (%s), CER: %s", type(model).__name__, split, {name: scores[name]["cer"] for name in sets})
     return {f"{ALL_SETS[name].description} ({split}, {len(sets[name][0]):,} images)": scores[name] for name in sets}
 

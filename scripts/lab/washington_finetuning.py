@@ -107,7 +107,7 @@ def run(argv: list[str] | None = None) -> list[dict]:
             seconds, model = time.perf_counter() - start, str(run_dir)
             command = shlex.join(["textrec-train", *arguments])
         _, read = read_with_textrec(model)
-        predictions = read(test_paths)
+        predictions = read(test_paths, "washington")
         scores = evaluate_texts(predictions, references)
         results.append({"lines": count, "cer": scores["cer"], "wer": scores["wer"], "seconds": seconds,
                         "command": command, "examples": list(zip(references[:3], predictions[:3]))})
