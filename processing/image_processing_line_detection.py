@@ -3,7 +3,9 @@ boxes and polygons with scores out (`post_process_line_detection`, in transforme
 
 A page is made grey and dark-on-light (light text on a dark page is inverted, as the recognizers' processor does:
 `has_light_text`), scaled so that its longer side is `longest_edge` pixels, normalised, and padded at the right and
-bottom to a multiple of `size_divisor`. Given the lines of each page (`annotations`: 4-point polygons or boxes in
+bottom to a multiple of `size_divisor`. A page of small print (a newspaper of many columns, scanned whole) would
+bring its lines below the heights the detector learned; `longest_edge_for` measures the page's line pitch
+(`estimate_line_pitch`) and gives the larger side that brings it to `target_line_pitch`. Given the lines of each page (`annotations`: 4-point polygons or boxes in
 the page's pixels), it also draws the training targets: each line's core, the band of `core_height_ratio` of its
 height around its middle, starting `core_inset_ratio` line heights inside each end.
 """
@@ -49,6 +51,52 @@ def line_core(polygon: Polygon, height_ratio: float, inset_ratio: float) -> Poly
     return corners
 
 
+CORE_INSET_RATIO = 0.25
+"""How far a line's core starts inside each of its ends, in line heights (the default `core_inset_ratio`)."""
+PITCH_ESTIMATE_EDGE = 2560
+"""A page's line pitch is measured on it scaled down to at most this longer side (never enlarged)."""
+
+
+def estimate_line_pitch(grey: np.ndarray, strips: int = 8, min_pitch: int = 3) -> float | None:
+    """The distance in pixels from one printed line to the next on a page of 8-bit grey (dark on light), when the
+    page's rows are clearly periodic, else None. The page is cut into `strips` vertical strips (columns have their
+    own lines); in each, the rows' ink profile (the background taken out) is autocorrelated and its first strong
+    peak is the strip's pitch. The page's pitch is the strength-weighted median, returned only when the median
+    strength is at least 0.4 and three strips in four agree within 10%: forms, receipts and pictures, whose rows are
+    not regular, give None."""
+    from scipy import ndimage
+
+    ink = 255.0 - grey.astype(np.float32)
+    ink = np.clip(ink - ndimage.uniform_filter(ink, max(9, ink.shape[0] // 30)), 0, None)
+    height, width = ink.shape
+    periods, strengths = [], []
+    for strip in range(strips):
+        profile = ink[:, strip * width // strips : (strip + 1) * width // strips].mean(axis=1)
+        profile = profile - profile.mean()
+        if not profile.any():
+            continue
+        spectrum = np.fft.rfft(profile, 2 * height)
+        correlation = np.fft.irfft(spectrum * np.conj(spectrum))[:height]
+        correlation = correlation[min_pitch : height // 8] / correlation[0]
+        peaks = [lag for lag in range(1, len(correlation) - 1) if correlation[lag - 1] < correlation[lag] >= correlation[lag + 1]
+                 and correlation[lag] > 0.05]
+        if not peaks:
+            continue
+        strongest = max(correlation[lag] for lag in peaks)
+        first = next(lag for lag in peaks if correlation[lag] >= 0.8 * strongest)  # the line pitch, not a multiple
+        periods.append(first + min_pitch)
+        strengths.append(float(correlation[first]))
+    if len(periods) < strips // 2:
+        return None
+    order = np.argsort(periods)
+    cumulative = np.cumsum(np.asarray(strengths)[order])
+    pitch = float(np.asarray(periods)[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
+    agreeing = sum(abs(period - pitch) <= 0.1 * pitch for period in periods)
+    if np.median(strengths) < 0.4 or agreeing < 0.75 * strips:
+        return None
+    return pitch
+
+
 class LineDetectionImageProcessor(BaseImageProcessor):
     r"""
     Image processor of [`LineDetectorForTextLineDetection`].
@@ -60,6 +108,10 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         image_mean (`float`), image_std (`float`): normalisation of the [0, 1] grey values.
         core_height_ratio (`float`): a line core's height as a share of the line's.
         core_inset_ratio (`float`): how far a core starts inside each end of its line, in line heights.
+        small_print_pitch (`float`, *optional*): a page whose line pitch (`estimate_line_pitch`) comes out under this
+            many pixels at `longest_edge` is detected larger (`longest_edge_for`); None: every page at `longest_edge`.
+        target_line_pitch (`float`): the line pitch such a page is brought to.
+        max_longest_edge (`int`): the largest longer side a page is detected at.
     """
 
     model_input_names = ["pixel_values"]
@@ -72,7 +124,10 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         image_mean: float = 0.5,
         image_std: float = 0.5,
         core_height_ratio: float = 0.5,
-        core_inset_ratio: float = 0.25,
+        core_inset_ratio: float = CORE_INSET_RATIO,
+        small_print_pitch: float | None = 13.0,
+        target_line_pitch: float = 20.0,
+        max_longest_edge: int = 4096,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -87,10 +142,33 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         self.image_std = image_std
         self.core_height_ratio = core_height_ratio
         self.core_inset_ratio = core_inset_ratio
+        self.small_print_pitch = small_print_pitch
+        self.target_line_pitch = target_line_pitch
+        self.max_longest_edge = max_longest_edge
 
     def scale_for(self, width: int, height: int) -> float:
         """The factor a page of `width` x `height` pixels is scaled by."""
         return self.longest_edge / max(width, height)
+
+    def longest_edge_for(self, image) -> int:
+        """The longer side to detect this page at: `longest_edge`, or, for a page of small print (its line pitch at
+        `longest_edge` under `small_print_pitch`), the side that brings its pitch to `target_line_pitch`, at most
+        `max_longest_edge` (and never beyond what brings the page to its own size twice over)."""
+        if self.small_print_pitch is None:
+            return self.longest_edge
+        grey = self.grey_page(image)
+        page_side = max(grey.size)
+        scale = min(1.0, PITCH_ESTIMATE_EDGE / page_side)
+        if scale < 1.0:
+            grey = grey.resize((max(1, round(grey.width * scale)), max(1, round(grey.height * scale))), Image.Resampling.BILINEAR)
+        pitch = estimate_line_pitch(np.asarray(grey))
+        if pitch is None:
+            return self.longest_edge
+        pitch_at_edge = pitch / scale * self.longest_edge / page_side
+        if pitch_at_edge >= self.small_print_pitch:
+            return self.longest_edge
+        edge = self.longest_edge * self.target_line_pitch / pitch_at_edge
+        return int(min(edge, self.max_longest_edge, 2 * page_side))
 
     def resized_size(self, width: int, height: int) -> tuple[int, int]:
         scale = self.scale_for(width, height)

@@ -16,6 +16,7 @@ space, left to right.
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import math
@@ -26,7 +27,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from .image_processing_line_detection import Polygon, polygon_to_box
+from .image_processing_line_detection import CORE_INSET_RATIO, Polygon, polygon_to_box
 from .image_processing_text_recognition import load_image
 from .inference import LineReading, check_model_source, iter_recognize
 
@@ -38,6 +39,10 @@ COLUMN_MIN_LINES = 3
 """... and holds at least this many lines ..."""
 COLUMN_MIN_LINE_HEIGHTS = 6
 """... whose median is at least this many line heights long (prices beside items are not a column of text)."""
+COLUMN_BRIDGE_SHARE = 0.05
+"""... where up to this share of the region's lines (at least one) may cross the gap, each with lines of both
+columns above and below it: a detection that joined two columns' lines (it goes to the side of its middle); not a
+heading across the columns."""
 WIDEST_GAP_SHARE = 0.9
 """A region is cut at its horizontal gaps at least this share as wide as its widest one."""
 ROW_OVERLAP = 0.5
@@ -118,6 +123,10 @@ def load_line_detector(model_name_or_path: str, device: str = "cpu"):
 @torch.no_grad()
 def detect_lines(detector, processor, image: Image.Image, threshold: float = DETECTION_THRESHOLD) -> dict:
     """The detector's lines of one page: `{"scores", "boxes", "polygons"}` in the page's pixels."""
+    edge = processor.longest_edge_for(image)
+    if edge != processor.longest_edge:  # small print: this page is detected larger
+        processor = copy.copy(processor)
+        processor.longest_edge = edge
     inputs = processor.preprocess([image], return_tensors="pt")
     outputs = detector(pixel_values=inputs["pixel_values"].to(detector.device))
     return processor.post_process_line_detection(outputs, target_sizes=[(image.height, image.width)], threshold=threshold)[0]
@@ -164,12 +173,34 @@ def _gaps(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
     return gaps
 
 
+def _crossing_gaps(starts: np.ndarray, ends: np.ndarray, allowed: int) -> list[tuple[float, float]]:
+    """The intervals that at most `allowed` of the `[start, end]` intervals cover, between covered ones."""
+    events = sorted([(float(x), 1) for x in starts] + [(float(x), -1) for x in ends], key=lambda event: (event[0], -event[1]))
+    gaps, depth, opened = [], 0, None
+    for x, step in events:
+        depth += step
+        if depth <= allowed and opened is None:
+            opened = x
+        elif depth > allowed and opened is not None:
+            if x > opened:
+                gaps.append((opened, x))
+            opened = None
+    return gaps
+
+
+def _among(box: np.ndarray, boxes: np.ndarray) -> bool:
+    """Whether some of `boxes` lie above the middle of `box` and some below it."""
+    middle, middles = (box[1] + box[3]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2
+    return bool((middles < middle).any() and (middles > middle).any())
+
+
 def _column_cut(boxes: np.ndarray, indices: list[int], line_height: float) -> float | None:
     """Where to split `indices` into columns (an x), or None: the widest vertical gap meeting the column rules."""
     selected = boxes[indices]
     left, right = selected[:, 0].min(), selected[:, 2].max()
+    allowed = max(1, int(COLUMN_BRIDGE_SHARE * len(indices)))
     best = None
-    for start, end in _gaps(selected[:, 0], selected[:, 2]):
+    for start, end in _crossing_gaps(selected[:, 0], selected[:, 2], allowed):
         if end - start < COLUMN_GAP_HEIGHTS * line_height:
             continue
         cut = (start + end) / 2
@@ -181,6 +212,9 @@ def _column_cut(boxes: np.ndarray, indices: list[int], line_height: float) -> fl
             continue
         lengths = (np.median(left_side[:, 2] - left_side[:, 0]), np.median(right_side[:, 2] - right_side[:, 0]))
         if min(lengths) < COLUMN_MIN_LINE_HEIGHTS * line_height:
+            continue
+        crossing = selected[(selected[:, 0] < cut) & (selected[:, 2] > cut)]
+        if not all(_among(box, left_side) and _among(box, right_side) for box in crossing):
             continue
         if best is None or end - start > best[1]:
             best = (cut, end - start)
@@ -209,8 +243,8 @@ def _order(boxes: np.ndarray, indices: list[int], line_height: float) -> list[li
         return [indices] if indices else []
     cut = _column_cut(boxes, indices, line_height)
     if cut is not None:
-        left = [i for i in indices if boxes[i, 2] <= cut]
-        right = [i for i in indices if boxes[i, 2] > cut]
+        left = [i for i in indices if boxes[i, 0] + boxes[i, 2] < 2 * cut]  # by their middle: a few cross the gap
+        right = [i for i in indices if boxes[i, 0] + boxes[i, 2] >= 2 * cut]
         return _order(boxes, left, line_height) + _order(boxes, right, line_height)
     selected = boxes[indices]
     gaps = _gaps(selected[:, 1], selected[:, 3])
@@ -232,6 +266,12 @@ def reading_order(polygons: Sequence[Polygon]) -> list[list[int]]:
     if not polygons:
         return []
     boxes = _upright_boxes(polygons, page_skew(polygons))
+    # Columns are looked for between the lines' cores: a detector's line reaches CORE_INSET_RATIO heights beyond
+    # its core at each end, and more where it takes the line for taller than it is (small print), which would
+    # close a newspaper's narrow gutter.
+    inset = np.minimum(CORE_INSET_RATIO * (boxes[:, 3] - boxes[:, 1]), 0.25 * (boxes[:, 2] - boxes[:, 0]))
+    boxes[:, 0] += inset
+    boxes[:, 2] -= inset
     line_height = float(np.median(boxes[:, 3] - boxes[:, 1]))
     return _order(boxes, list(range(len(polygons))), max(line_height, 1.0))
 

@@ -117,6 +117,18 @@ def test_reading_order_reads_columns_then_lines_and_joins_a_rows_runs():
     assert rows == [[2 * index, 2 * index + 1] for index in range(10)]  # item and price on one line
 
 
+def test_columns_are_found_when_a_detection_joins_two_of_their_lines():
+    """A newspaper's narrow gutter: one detection ran across it (two lines joined); the columns are still read one
+    after the other, the joined detection where its middle lies."""
+    column = [box_to_polygon([x, y, x + 280, y + 20]) for x in (50, 350) for y in range(100, 700, 30)]
+    joined = [box_to_polygon([50, 400, 630, 420])]
+    order = reading_order(column + joined)
+    flat = [index for row in order for index in row]
+    assert sorted(flat) == list(range(41))
+    assert flat.index(19) < flat.index(20)  # the left column ends before the right one begins
+    assert max(flat.index(index) for index in range(20)) < min(flat.index(index) for index in range(20, 40))
+
+
 def test_a_skewed_line_is_cut_out_level():
     page = Image.new("L", (400, 200), 255)
     ImageDraw.Draw(page).text((50, 80), "level text", fill=0, font=ImageFont.load_default(size=30))
@@ -262,3 +274,43 @@ def test_training_continues_from_the_released_detector_by_its_short_name():
     assert processor.longest_edge == 1280
     with pytest.raises(FileNotFoundError, match="no such model folder or released name"):
         build_detector(LineDetectorModelArguments(model_name_or_path="no-such-detector"))
+
+
+def printed_rows(size: tuple[int, int], pitch: int, columns: int = 3) -> Image.Image:
+    """A page of `columns` columns of text lines `pitch` pixels apart."""
+    page = Image.new("L", size, 240)
+    draw = ImageDraw.Draw(page)
+    column_width = size[0] // columns
+    for column in range(columns):
+        for y in range(pitch, size[1] - pitch, pitch):
+            draw.text((column * column_width + 4, y), "Zeitung vom Tage und Abend " * 3, fill=20, font_size=max(6, int(pitch * 0.8)))
+    return page
+
+
+def test_the_line_pitch_of_a_page_of_regular_print_is_measured():
+    from textrec.processing.image_processing_line_detection import estimate_line_pitch
+
+    for pitch in (9, 14, 30):
+        measured = estimate_line_pitch(np.asarray(printed_rows((1200, 1600), pitch)))
+        assert measured is not None and abs(measured - pitch) <= 1, (pitch, measured)
+    # No regular rows: a blank page, and scattered words.
+    assert estimate_line_pitch(np.full((800, 600), 240, dtype=np.uint8)) is None
+    scattered = Image.new("L", (600, 800), 240)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        ImageDraw.Draw(scattered).text((int(rng.integers(0, 500)), int(rng.integers(0, 780))), "word", fill=20,
+                                       font_size=int(rng.integers(8, 40)))
+    assert estimate_line_pitch(np.asarray(scattered)) is None
+
+
+def test_a_page_of_small_print_is_detected_larger():
+    processor = LineDetectionImageProcessor()
+    # 4,000 pixels high with lines 24 pixels apart: 7.7 pixels at 1,280, brought to 20 (measured on the page
+    # scaled to 2,560, to a pixel there).
+    small = printed_rows((2800, 4000), 24, columns=5)
+    assert processor.longest_edge_for(small) == pytest.approx(1280 * 20 / (24 * 1280 / 4000), rel=0.05)
+    assert processor.longest_edge_for(printed_rows((1000, 1400), 30)) == 1280  # 27 pixels at 1,280: as it is
+    processor.small_print_pitch = None
+    assert processor.longest_edge_for(small) == 1280
+    processor = LineDetectionImageProcessor(max_longest_edge=2000)
+    assert processor.longest_edge_for(small) == 2000
