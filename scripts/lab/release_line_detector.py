@@ -2,7 +2,7 @@
 code files (it loads with `AutoModel` / `AutoImageProcessor` and `trust_remote_code=True` where textrec is not
 installed) and its card, with the real-page results of `benchmark_pages.py`.
 
-    python scripts/lab/release_line_detector.py --run_dir runs/line-detector \
+    python scripts/lab/release_line_detector.py --run_dir runs/line-detector-v2 \
         --pages_json scripts/lab/results/pages_development.json --pages_markdown scripts/lab/results/pages.md
 """
 
@@ -19,11 +19,18 @@ from textrec.model_cards.hub import stored_state_dict
 from textrec.processing.page_reading import load_line_detector
 
 RELEASED = Path(__file__).resolve().parents[2] / "model_cards" / "released" / "line-detector"
-TRAINING_COMMAND = ("textrec-train-line-detector --seed 0 --num_train_pages 2400 --num_eval_pages 100 --crop_size 448 "
-                    "--per_device_train_batch_size 8 --learning_rate 2e-3 --warmup_steps 100 --max_steps 1200 "
-                    "--eval_steps 400 --save_steps 200 --logging_steps 50 --max_train_minutes 60 "
-                    "--output_dir runs/line-detector")
-"""The command that trained the release (`setup.sh --release_fonts` installed the fonts its pages are drawn with)."""
+TRAINING_COMMANDS = (
+    "textrec-train-line-detector --seed 0 --num_train_pages 2400 --num_eval_pages 100 --crop_size 448 "
+    "--per_device_train_batch_size 8 --learning_rate 2e-3 --warmup_steps 100 --max_steps 1200 "
+    "--eval_steps 400 --save_steps 200 --logging_steps 50 --max_train_minutes 60 "
+    "--output_dir runs/line-detector   # the first release, on pages of format 1 (textrec commit 8eb836e)",
+    "textrec-train-line-detector --model_name_or_path line-detector --seed 0 --num_train_pages 2400 "
+    "--num_eval_pages 100 --render_num_proc 1 --crop_size 448 --per_device_train_batch_size 8 --learning_rate 1e-3 "
+    "--warmup_steps 50 --max_steps 1000 --eval_steps 250 --save_steps 250 --logging_steps 50 --max_train_minutes 50 "
+    "--output_dir runs/line-detector-v2   # from the first release, on pages of format 2",
+)
+"""The commands that trained the release, in order (`setup.sh --release_fonts` installed the fonts its pages are
+drawn with; the second names the first release, as it was installed then)."""
 
 CARD = """
 # line-detector
@@ -57,19 +64,24 @@ With textrec: `textrec-recognize --model crnn-lines --page page.png` prints the 
 ## Training
 
 - Data: {train_pages:,} pages rendered by textrec's data engine (`textrec.processing.data.synthetic_pages`): books,
-  newspapers of two to four columns, receipts and forms, with headings, rules, Fraktur (German) pages, skew,
-  scanner effects, photographed pages and light on dark; no real image.
-- Training: {steps:,} steps of `Trainer`, random 448-pixel crops in batches of 8, AdamW, learning rate 2e-3
-  (cosine), binary cross-entropy plus Dice loss on the line cores. Command:
+  newspapers of two to five columns, receipts and forms, with headings, rules, Fraktur (German) pages, skew,
+  scanner effects, photographed pages and light on dark; then {train_pages:,} pages of its second format, which
+  adds the verso's print showing through, dust and foxing, and denser, smaller newspaper print; no real image.
+- Training: 1,200 steps of `Trainer`, random 448-pixel crops in batches of 8, AdamW, learning rate 2e-3 (cosine),
+  binary cross-entropy plus Dice loss on the line cores; then {steps:,} steps from there at 1e-3 on the second
+  format's pages. Commands:
 
 ```bash
-{command}
+{commands}
 ```
+
+A page of small print (its line pitch, measured by the image processor, under 13 pixels at 1,280) is detected at
+the size that brings its pitch to 20 pixels (`longest_edge_for`, at most 4,096 pixels on the longer side).
 
 ## Results on real pages
 
 Real pages of `../shared/data/real/pages` (SROIE receipts, FUNSD forms, OCR-D German book print, a Neue Zürcher
-Zeitung page; the development part), read with `crnn-lines` beside Tesseract 5.3.0's page mode. Precision and recall:
+Zeitung page; the development part), read with `crnn-lines` beside Tesseract 5.3.0's page mode (its German Fraktur model on the OCR-D and NZZ pages). Precision and recall:
 the reader's output lines against the pages' printed lines, matched one to one at an intersection over union of
 at least 0.5.
 
@@ -113,7 +125,7 @@ def main() -> None:
                     {"type": "cer", "value": round(100 * cer, 2), "name": "page CER with crnn-lines"}],
     }]}]
     body = CARD.format(parameters=f"{model.num_parameters():,}", repo="line-detector",
-                       train_pages=2400, steps=state["global_step"], command=TRAINING_COMMAND,
+                       train_pages=2400, steps=state["global_step"], commands="\n".join(TRAINING_COMMANDS),
                        table=Path(args.pages_markdown).read_text(encoding="utf-8").strip())
     ModelCard(f"---\n{ModelCardData(**data).to_yaml()}\n---\n{body}").save(args.destination / "README.md")
     print(f"line-detector: packaged in {args.destination}", file=sys.stderr)
