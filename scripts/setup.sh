@@ -89,3 +89,7 @@ if [ "$INSTALL" = wheel ]; then
 else
   "$PYTHON" -m pip install -q -e ".[test,demo,onnx]"
 fi
+# The training commands build their --help from transformers' TrainingArguments (torch is imported: seconds); the
+# first answer is kept, so that later ones come at once (textrec.scripts.cli.answer_help_from_cache).
+echo "setup: preparing the training commands' --help..."
+for command in train pretrain_charbert train_line_detector; do "$PYTHON" -m "textrec.scripts.$command" --help > /dev/null; done
