@@ -254,12 +254,16 @@ def test_released_model_exported_reads_without_textrec_as_textrec_does(name, sam
 
 @pytest.mark.slow
 def test_release_trained_by_a_study_packages_the_study_model(tmp_path):
-    """`comer-math` and `sharp-attention-digits` are trained by their paper study: the release's training command
+    """A release trained by its paper study (`sharp-attention-digits`; the first `comer-math`): its training command
     is the study's, an unfinished study says so, and packaging takes the study's final model."""
     tiny_study = ("--preset=tiny", "--coverage", "fusion", "--curriculum_tokens", "6", "--curriculum_steps=2",
                   "--max_steps=4", "--eval_steps=2", "--patience=1", "--num_train=16", "--num_validation=4",
                   "--num_test=4", "--eval_batch_size=8", f"--carry_dir={tmp_path / 'carried'}")
-    release = dataclasses.replace(release_module.get_release("comer-math"), train_arguments=tiny_study, test_samples=4)
+    # The first comer-math was the study's model; the second is fine-tuned from it by textrec-train.
+    release = dataclasses.replace(
+        release_module.get_release("comer-math"), study="comer_coverage_study", study_model="fusion/tokens-48",
+        train_arguments=tiny_study, test_samples=4, earlier_commands=(), base_model=None, image_processor_settings={},
+        training_data="synthetic-math formulas of up to 12, 24, then 48 tokens (a length curriculum)")
     run_dir = str(tmp_path / "study")
     with pytest.raises(RuntimeError, match="run the same command again"):
         release_module.train_release(
