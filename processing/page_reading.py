@@ -162,19 +162,9 @@ def _upright_boxes(polygons: Sequence[Polygon], skew: float) -> np.ndarray:
     return np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
 
 
-def _gaps(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
-    """The empty intervals between the union of `[start, end]` intervals."""
-    order = np.argsort(starts)
-    gaps, reach = [], ends[order[0]]
-    for index in order[1:]:
-        if starts[index] > reach:
-            gaps.append((float(reach), float(starts[index])))
-        reach = max(reach, ends[index])
-    return gaps
-
-
-def _crossing_gaps(starts: np.ndarray, ends: np.ndarray, allowed: int) -> list[tuple[float, float]]:
-    """The intervals that at most `allowed` of the `[start, end]` intervals cover, between covered ones."""
+def _gaps(starts: np.ndarray, ends: np.ndarray, allowed: int = 0) -> list[tuple[float, float]]:
+    """The intervals that at most `allowed` of the `[start, end]` intervals cover, between covered ones (with 0: the
+    empty intervals between their union)."""
     events = sorted([(float(x), 1) for x in starts] + [(float(x), -1) for x in ends], key=lambda event: (event[0], -event[1]))
     gaps, depth, opened = [], 0, None
     for x, step in events:
@@ -200,7 +190,7 @@ def _column_cut(boxes: np.ndarray, indices: list[int], line_height: float) -> fl
     left, right = selected[:, 0].min(), selected[:, 2].max()
     allowed = max(1, int(COLUMN_BRIDGE_SHARE * len(indices)))
     best = None
-    for start, end in _crossing_gaps(selected[:, 0], selected[:, 2], allowed):
+    for start, end in _gaps(selected[:, 0], selected[:, 2], allowed):
         if end - start < COLUMN_GAP_HEIGHTS * line_height:
             continue
         cut = (start + end) / 2
