@@ -207,6 +207,16 @@ CRNN_LINES_ENGINE_COMMANDS = (
 then the data engine in two invocations."""
 
 
+HANDWRITING_DATA = f"{ENGINE_DATA} + captured:../shared/data/real/handwriting:copies=4,num_proc=2"
+"""The handwriting release's mixture: the data engine's print beside IAM-OnDB's training lines, 4 captured copies each."""
+CRNN_HANDWRITING_FIRST_COMMAND = shlex.join([
+    "textrec-train", "--model=crnn", "--model_name_or_path=runs/crnn-lines-engine", f"--dataset={HANDWRITING_DATA}",
+    *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
+    "--learning_rate=3e-4", "--warmup_steps=200", "--max_steps=3500", "--seed=42",
+    "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit 81ab912)"
+"""The first `crnn-handwriting`, which the release goes on training."""
+
+
 CRNN_LINES_FRAKTUR_COMMAND = shlex.join([
     "textrec-train", "--model=crnn", "--model_name_or_path=runs/crnn-lines-engine", f"--dataset={ENGINE_DATA},fraktur_share=0.15",
     *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")), "--learning_rate=1.5e-4",
@@ -265,23 +275,26 @@ RELEASES = {
         Release(
             name="crnn-handwriting",
             architecture="crnn",
-            earlier_commands=CRNN_LINES_ENGINE_COMMANDS,
+            earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_HANDWRITING_FIRST_COMMAND),
             train_arguments=(
                 "--model=crnn",
-                "--model_name_or_path=runs/crnn-lines-engine",
-                f"--dataset={ENGINE_DATA} + captured:../shared/data/real/handwriting:copies=4,num_proc=2",
+                "--model_name_or_path=crnn-handwriting",
+                f"--dataset={HANDWRITING_DATA}",
                 *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
-                "--learning_rate=3e-4",
-                "--warmup_steps=200",
-                "--max_steps=3500",
+                "--learning_rate=2e-4",
+                "--warmup_steps=100",
+                "--max_steps=3000",
+                "--max_train_minutes=95",
                 "--seed=42",
+                "--data_seed=46",
             ),
             test_sets=LINE_TEST_SETS,
             training_data=("the 9,112 training lines of IAM-OnDB (real pen strokes of 1,314 forms, rendered to images; "
                            "`../shared/data/real/handwriting/train`), 4 captured copies each (slant, elastic strokes, "
                            "stroke width, blur, paper, scanner effects), mixed with 50,000 lines of the data engine "
-                           "(`synthetic-lines:look=captured`), starting from `crnn-lines` as released on 2026-11-25 "
-                           "(its fp16 weights; textrec commit 1f13c77)"),
+                           "(`synthetic-lines:look=captured`): 3,500 steps from `crnn-lines` as released on 2026-11-25 "
+                           "(its fp16 weights; textrec commit 1f13c77), then 3,000 more from the first `crnn-handwriting` "
+                           "(its fp16 weights; textrec commit 81ab912) on new draws of the same mixture"),
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
             base_model="crnn-lines",
             datasets=("iam-ondb",),
