@@ -1,13 +1,13 @@
 """The text-line detector's image processor: a page in, the model's input out; the model's line-core map in, line
 boxes and polygons with scores out (`post_process_line_detection`, in transformers' detection conventions).
 
-A page is made grey and dark-on-light (light text on a dark page is inverted, as the recognizers' processor does:
-`has_light_text`), scaled so that its longer side is `longest_edge` pixels, normalised, and padded at the right and
-bottom to a multiple of `size_divisor`. A page of small print (a newspaper of many columns, scanned whole) would
-bring its lines below the heights the detector learned; `longest_edge_for` measures the page's line pitch
-(`estimate_line_pitch`) and gives the larger side that brings it to `target_line_pitch`. Given the lines of each page (`annotations`: 4-point polygons or boxes in
-the page's pixels), it also draws the training targets: each line's core, the band of `core_height_ratio` of its
-height around its middle, starting `core_inset_ratio` line heights inside each end.
+A page is made grey and dark-on-light (light text on a dark page is inverted: `page_has_light_text`), scaled so that
+its longer side is `longest_edge` pixels, normalised, and padded at the right and bottom to a multiple of
+`size_divisor`. A page of small print (a newspaper of many columns, scanned whole) would bring its lines below the
+heights the detector learned; `longest_edge_for` measures the page's line pitch (`estimate_line_pitch`) and gives the
+larger side that brings it to `target_line_pitch`. Given the lines of each page (`annotations`: 4-point polygons or
+boxes in the page's pixels), it also draws the training targets: each line's core, the band of `core_height_ratio` of
+its height around its middle, starting `core_inset_ratio` line heights inside each end.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw
 from transformers.feature_extraction_utils import BatchFeature
 from transformers.image_processing_utils import BaseImageProcessor
 
-from .image_processing_text_recognition import has_light_text, load_image
+from .image_processing_text_recognition import MIN_INK_CONTRAST, load_image, otsu_threshold
 
 Polygon = list[list[float]]
 """Four corners `[[x, y], ...]`: top left, top right, bottom right, bottom left of the line as it reads."""
@@ -49,6 +49,33 @@ def line_core(polygon: Polygon, height_ratio: float, inset_ratio: float) -> Poly
         bottom = bottom_left + (bottom_right - bottom_left) * along
         corners.append((top + (bottom - top) * across).tolist())
     return corners
+
+
+DETECTION_THRESHOLD = 0.85
+"""The line-core probability above which a map position belongs to a line (the default `threshold`). Chosen on the
+real development pages with the page reader (`scripts/lab/benchmark_pages.py`): page CER at 0.5 / 0.7 / 0.85 / 0.93,
+receipts 12.0 / 11.8 / 11.5 / 12.6%, forms 20.4 / 18.8 / 18.2 / 19.1%, books 14.3 / 12.5 / 9.6 / 9.2%, newspaper
+73.8 / 67.9 / 52.2 / 58.2%: lower, the cores of closely set lines run into each other."""
+
+
+PAGE_MIDDLE_SHARE = 2 / 3
+"""A page's polarity is told from its middle, this share of its width and height (`page_has_light_text`)."""
+
+
+def page_has_light_text(luminance: np.ndarray) -> bool:
+    """Whether an 8-bit luminance page shows light text on a dark background: its middle
+    (`PAGE_MIDDLE_SHARE`) split in two by `otsu_threshold`, the paper is the class holding most of it. (A line
+    crop's polarity comes from its border, `has_light_text`; a page's border is often the scanner's lid or the
+    table it lay on, dark around light paper.) A blank page has dark text."""
+    height, width = luminance.shape[:2]
+    margin_y, margin_x = round(height * (1 - PAGE_MIDDLE_SHARE) / 2), round(width * (1 - PAGE_MIDDLE_SHARE) / 2)
+    middle = luminance[margin_y:height - margin_y, margin_x:width - margin_x]
+    if middle.size == 0:
+        middle = luminance
+    low, high = np.percentile(middle, (2, 98))
+    if high - low < MIN_INK_CONTRAST:
+        return False
+    return float((middle > otsu_threshold(middle)).mean()) < 0.5
 
 
 CORE_INSET_RATIO = 0.25
@@ -182,7 +209,7 @@ class LineDetectionImageProcessor(BaseImageProcessor):
     def grey_page(self, image) -> Image.Image:
         """The page as 8-bit grey, dark text on light."""
         grey = load_image(image).convert("L")
-        light = self.text_polarity == "light" or self.text_polarity == "auto" and has_light_text(np.asarray(grey))
+        light = self.text_polarity == "light" or self.text_polarity == "auto" and page_has_light_text(np.asarray(grey))
         return Image.eval(grey, lambda value: 255 - value) if light else grey
 
     def preprocess(self, images, annotations: Sequence[Sequence[Polygon]] | None = None, label_stride: int = 2,
@@ -225,7 +252,8 @@ class LineDetectionImageProcessor(BaseImageProcessor):
             draw.polygon([tuple(point) for point in core], fill=1)
         return np.asarray(picture, dtype=np.float32)
 
-    def post_process_line_detection(self, outputs, target_sizes: Sequence[tuple[int, int]], threshold: float = 0.5,
+    def post_process_line_detection(self, outputs, target_sizes: Sequence[tuple[int, int]],
+                                    threshold: float = DETECTION_THRESHOLD,
                                     min_core_pixels: int = 4, min_score: float = 0.6,
                                     max_height_to_length: float = 1.5) -> list[dict]:
         """Line boxes from the model's outputs, in transformers' detection conventions: per page a dict with

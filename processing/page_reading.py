@@ -11,7 +11,8 @@ Reading order (`reading_order`): the lines' positions are turned upright by the 
 the detected lines), then cut recursively (XY-cut): a wide vertical gap between two runs of text columns splits the
 page into columns, read left to right; otherwise horizontal gaps split it into bands read top to bottom; what one
 band holds side by side (an item and its price, a label and its value) is one output line, its runs joined by a
-space, left to right.
+space, left to right. Where the detector joined lines of two justified columns across a newspaper's narrow gutter,
+the gutter is still found (`JOINED_LINES_SHARE`) and `split_at_columns` cuts those lines there before they are read.
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ import numpy as np
 import torch
 from PIL import Image
 
-from .image_processing_line_detection import CORE_INSET_RATIO, Polygon, polygon_to_box
+from .image_processing_line_detection import (
+    CORE_INSET_RATIO,
+    DETECTION_THRESHOLD,
+    Polygon,
+    page_has_light_text,
+    polygon_to_box,
+)
 from .image_processing_text_recognition import load_image
 from .inference import LineReading, check_model_source, iter_recognize
 
@@ -43,6 +50,15 @@ COLUMN_BRIDGE_SHARE = 0.05
 """... where up to this share of the region's lines (at least one) may cross the gap, each with lines of both
 columns above and below it: a detection that joined two columns' lines (it goes to the side of its middle); not a
 heading across the columns."""
+JOINED_LINES_SHARE = 0.4
+"""Between justified columns (a newspaper's) more may cross: up to this share of a column's lines (the median number of
+lines above and below each line's middle), where at least `COLUMN_AMONG_SHARE` of them lie among lines of both
+columns and each column has at least `JUSTIFIED_LINES_PER_CROSSING` lines per crossing one that end (or begin)
+within `JUSTIFIED_EDGE_HEIGHTS` line heights of the gap: lines the detector joined across a narrow gutter
+(`split_at_columns` cuts them there)."""
+COLUMN_AMONG_SHARE = 0.75
+JUSTIFIED_LINES_PER_CROSSING = 2
+JUSTIFIED_EDGE_HEIGHTS = 1.5
 WIDEST_GAP_SHARE = 0.9
 """A region is cut at its horizontal gaps at least this share as wide as its widest one."""
 ROW_OVERLAP = 0.5
@@ -50,10 +66,6 @@ ROW_OVERLAP = 0.5
 FAINT_CONTRAST_SHARE = 0.45
 """A detected line whose ink contrasts with its paper less than this share of the page's median line contrast is
 left out: the other side of the leaf showing through, stains, specks."""
-DETECTION_THRESHOLD = 0.5
-"""The line-core probability above which a map position belongs to a line."""
-
-
 @dataclass
 class PageLine:
     """One output line of a page: its text, confidence (the product of its runs' confidences), the detector's score,
@@ -189,8 +201,10 @@ def _column_cut(boxes: np.ndarray, indices: list[int], line_height: float) -> fl
     selected = boxes[indices]
     left, right = selected[:, 0].min(), selected[:, 2].max()
     allowed = max(1, int(COLUMN_BRIDGE_SHARE * len(indices)))
+    middles = (selected[:, 0] + selected[:, 2]) / 2
+    depth = ((selected[:, 0] <= middles[:, None]) & (selected[:, 2] >= middles[:, None])).sum(1)
     best = None
-    for start, end in _gaps(selected[:, 0], selected[:, 2], allowed):
+    for start, end in _gaps(selected[:, 0], selected[:, 2], max(allowed, int(JOINED_LINES_SHARE * np.median(depth)))):
         if end - start < COLUMN_GAP_HEIGHTS * line_height:
             continue
         cut = (start + end) / 2
@@ -204,8 +218,12 @@ def _column_cut(boxes: np.ndarray, indices: list[int], line_height: float) -> fl
         if min(lengths) < COLUMN_MIN_LINE_HEIGHTS * line_height:
             continue
         crossing = selected[(selected[:, 0] < cut) & (selected[:, 2] > cut)]
-        if not all(_among(box, left_side) and _among(box, right_side) for box in crossing):
-            continue
+        among = sum(_among(box, left_side) and _among(box, right_side) for box in crossing)
+        if len(crossing) > allowed or among < len(crossing):  # more than a few cross: only between justified columns
+            edge = JUSTIFIED_EDGE_HEIGHTS * line_height
+            flush = min(int((left_side[:, 2] > start - edge).sum()), int((right_side[:, 0] < end + edge).sum()))
+            if among < COLUMN_AMONG_SHARE * len(crossing) or flush < JUSTIFIED_LINES_PER_CROSSING * len(crossing):
+                continue
         if best is None or end - start > best[1]:
             best = (cut, end - start)
     return None if best is None else best[0]
@@ -228,14 +246,18 @@ def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:
     return [sorted(row, key=lambda i: boxes[i, 0]) for row in sorted(rows, key=lambda r: boxes[r, 1].min())]
 
 
-def _order(boxes: np.ndarray, indices: list[int], line_height: float) -> list[list[int]]:
+def _order(boxes: np.ndarray, indices: list[int], line_height: float,
+           cuts: list[tuple[float, list[int]]] | None = None) -> list[list[int]]:
+    """XY-cut of `indices` into output lines; each column cut and the runs crossing it go into `cuts` if given."""
     if len(indices) <= 1:
         return [indices] if indices else []
     cut = _column_cut(boxes, indices, line_height)
     if cut is not None:
         left = [i for i in indices if boxes[i, 0] + boxes[i, 2] < 2 * cut]  # by their middle: a few cross the gap
         right = [i for i in indices if boxes[i, 0] + boxes[i, 2] >= 2 * cut]
-        return _order(boxes, left, line_height) + _order(boxes, right, line_height)
+        if cuts is not None:
+            cuts.append((cut, [i for i in indices if boxes[i, 0] < cut < boxes[i, 2]]))
+        return _order(boxes, left, line_height, cuts) + _order(boxes, right, line_height, cuts)
     selected = boxes[indices]
     gaps = _gaps(selected[:, 1], selected[:, 3])
     if not gaps:
@@ -247,32 +269,69 @@ def _order(boxes: np.ndarray, indices: list[int], line_height: float) -> list[li
     bands, edges = [], [-math.inf, *((start + end) / 2 for start, end in gaps), math.inf]
     for top, bottom in zip(edges, edges[1:]):
         bands.append([i for i in indices if top <= (boxes[i, 1] + boxes[i, 3]) / 2 < bottom])
-    return [row for band in bands for row in _order(boxes, band, line_height)]
+    return [row for band in bands for row in _order(boxes, band, line_height, cuts)]
+
+
+def _core_boxes(polygons: Sequence[Polygon]) -> tuple[np.ndarray, np.ndarray, float]:
+    """The polygons' upright boxes (`_upright_boxes` by the page's skew), the same boxes shrunk to the lines' cores
+    and the median line height. Columns are looked for between the cores: a detector's line reaches
+    CORE_INSET_RATIO heights beyond its core at each end, and more where it takes the line for taller than it is
+    (small print), which would close a newspaper's narrow gutter."""
+    upright = _upright_boxes(polygons, page_skew(polygons))
+    cores = upright.copy()
+    inset = np.minimum(CORE_INSET_RATIO * (cores[:, 3] - cores[:, 1]), 0.25 * (cores[:, 2] - cores[:, 0]))
+    cores[:, 0] += inset
+    cores[:, 2] -= inset
+    return upright, cores, max(float(np.median(cores[:, 3] - cores[:, 1])), 1.0)
 
 
 def reading_order(polygons: Sequence[Polygon]) -> list[list[int]]:
     """The output lines of a page as lists of the indices of `polygons` (its detected runs): columns left to right,
-    lines top to bottom within each, the runs of one printed line left to right (see the module docstring)."""
+    lines top to bottom within each, the runs of one printed line left to right (see the module docstring). A run
+    crossing a column gutter goes with the column of its middle (`split_at_columns` cuts such runs first)."""
     if not polygons:
         return []
-    boxes = _upright_boxes(polygons, page_skew(polygons))
-    # Columns are looked for between the lines' cores: a detector's line reaches CORE_INSET_RATIO heights beyond
-    # its core at each end, and more where it takes the line for taller than it is (small print), which would
-    # close a newspaper's narrow gutter.
-    inset = np.minimum(CORE_INSET_RATIO * (boxes[:, 3] - boxes[:, 1]), 0.25 * (boxes[:, 2] - boxes[:, 0]))
-    boxes[:, 0] += inset
-    boxes[:, 2] -= inset
-    line_height = float(np.median(boxes[:, 3] - boxes[:, 1]))
-    return _order(boxes, list(range(len(polygons))), max(line_height, 1.0))
+    _, cores, line_height = _core_boxes(polygons)
+    return _order(cores, list(range(len(polygons))), line_height)
+
+
+def split_at_columns(polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int]]:
+    """The detected runs with those that cross a column gutter (runs of two columns' lines the detector joined
+    across it) cut at the gutter's middle: the pieces (at least a line height long) and the index of the run each
+    came from."""
+    if not polygons:
+        return [], []
+    upright, cores, line_height = _core_boxes(polygons)
+    cuts: list[tuple[float, list[int]]] = []
+    _order(cores, list(range(len(polygons))), line_height, cuts)
+    cut_at: dict[int, list[float]] = {}
+    for x, crossing in cuts:
+        for index in crossing:
+            cut_at.setdefault(index, []).append(x)
+    pieces, sources = [], []
+    for index, polygon in enumerate(polygons):
+        left, right = upright[index, 0], upright[index, 2]
+        edges = [left, *sorted(cut_at.get(index, [])), right]
+        for start, end in zip(edges, edges[1:]):
+            if len(edges) > 2 and end - start < line_height:
+                continue
+            pieces.append(_polygon_part(polygon, (start - left) / (right - left), (end - left) / (right - left)))
+            sources.append(index)
+    return pieces, sources
+
+
+def _polygon_part(polygon: Polygon, start: float, end: float) -> Polygon:
+    """The part of a line's polygon from `start` to `end` of its length (fractions)."""
+    top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
+    return [(top_left + (top_right - top_left) * start).tolist(), (top_left + (top_right - top_left) * end).tolist(),
+            (bottom_left + (bottom_right - bottom_left) * end).tolist(), (bottom_left + (bottom_right - bottom_left) * start).tolist()]
 
 
 def distinct_lines(grey: np.ndarray, boxes: Sequence[Sequence[float]]) -> list[bool]:
     """Which detected lines are printed on this side of the page: each line's contrast (its paper's grey, the 60th
     percentile of its box, less its ink's, the 5th) against the page's median line contrast (`FAINT_CONTRAST_SHARE`).
-    Light text on dark is turned first."""
-    from .image_processing_text_recognition import has_light_text
-
-    if has_light_text(grey):
+    Light text on dark is turned first (`page_has_light_text`)."""
+    if page_has_light_text(grey):
         grey = 255 - grey
     contrasts = []
     for x0, y0, x1, y1 in boxes:
@@ -311,8 +370,9 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     page = page.convert("L") if page.mode not in ("L", "RGB") else page
     found = detector(page) if callable(detector) else detect_lines(*detector, page, threshold=threshold)
     kept = distinct_lines(np.asarray(page.convert("L")), found["boxes"])
-    polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
+    polygons, sources = split_at_columns([polygon for polygon, keep in zip(found["polygons"], kept) if keep])
     scores = [score for score, keep in zip(found["scores"], kept) if keep]
+    scores = [scores[source] for source in sources]
     paper = paper_colour(page)
     crops = [crop_line(page, polygon, paper) for polygon in polygons]
     readings: dict[int, LineReading] = {}

@@ -10,8 +10,15 @@ from PIL import Image, ImageDraw, ImageFont
 
 from textrec.modeling import LineDetectorConfig, LineDetectorForTextLineDetection
 from textrec.processing import LineDetectionImageProcessor
-from textrec.processing.image_processing_line_detection import box_to_polygon, line_core, polygon_to_box
-from textrec.processing.page_reading import PageLine, PageReading, crop_line, page_skew, reading_order
+from textrec.processing.image_processing_line_detection import box_to_polygon, line_core, page_has_light_text, polygon_to_box
+from textrec.processing.page_reading import (
+    PageLine,
+    PageReading,
+    crop_line,
+    page_skew,
+    reading_order,
+    split_at_columns,
+)
 
 TINY = dict(stage_channels=[4, 4, 8, 8, 8], decoder_channels=8)
 
@@ -127,6 +134,64 @@ def test_columns_are_found_when_a_detection_joins_two_of_their_lines():
     assert sorted(flat) == list(range(41))
     assert flat.index(19) < flat.index(20)  # the left column ends before the right one begins
     assert max(flat.index(index) for index in range(20)) < min(flat.index(index) for index in range(20, 40))
+
+
+def test_a_newspapers_lines_joined_across_its_gutters_are_cut_there():
+    """Three justified columns, a third of their lines joined with the next column's by the detector (a narrow gutter):
+    the columns are found, the joined lines cut at the gutters, and each column is read before the next."""
+    width, gap, lines = 300, 16, 24
+    polygons, expected = [], []
+    for row in range(lines):
+        y = 100 + 26 * row
+        starts = [50 + column * (width + gap) for column in range(3)]
+        if row % 3 == 0:  # the first two columns' lines joined
+            polygons.append(box_to_polygon([starts[0], y, starts[1] + width, y + 20]))
+            polygons.append(box_to_polygon([starts[2], y, starts[2] + width, y + 20]))
+        else:
+            polygons.extend(box_to_polygon([start, y, start + width, y + 20]) for start in starts)
+    pieces, sources = split_at_columns(polygons)
+    assert len(pieces) == 3 * lines and sorted(set(sources)) == list(range(len(polygons)))
+    boxes = np.asarray([polygon_to_box(piece) for piece in pieces])
+    assert np.all(boxes[:, 2] - boxes[:, 0] < width + gap)  # no piece runs across a gutter
+    order = [index for row in reading_order(pieces) for index in row]
+    columns = [int((boxes[index, 0] - 50 + gap) // (width + gap)) for index in order]
+    assert columns == sorted(columns)  # column by column
+    tops = [boxes[index, 1] for index in order]
+    assert all(tops[i] < tops[i + 1] for i in range(len(tops) - 1) if columns[i] == columns[i + 1])
+
+
+def test_a_forms_wide_lines_do_not_make_its_ragged_halves_columns():
+    """A form: fields on the left and right (ragged, not justified) with paragraphs across the page between them.
+    Too many lines cross the gap for columns of ragged text: read line by line, each row's fields joined."""
+    polygons = []
+    for row in range(16):
+        y = 100 + 30 * row
+        if row % 4 == 0:
+            polygons.append(box_to_polygon([40, y, 700, y + 18]))  # a paragraph line across the page
+        else:
+            polygons.append(box_to_polygon([40, y, 140 + 37 * (row % 5), y + 18]))
+            polygons.append(box_to_polygon([400, y, 520 + 29 * (row % 4), y + 18]))
+    rows = reading_order(polygons)
+    assert len(rows) == 16
+    tops = [min(polygon_to_box(polygons[index])[1] for index in row) for row in rows]
+    assert tops == sorted(tops)
+    assert split_at_columns(polygons)[0] == polygons
+
+
+def test_a_page_with_a_dark_scanner_border_has_dark_text():
+    """A light page scanned on a black lid (a wide black border, most of the border dark): dark text on light paper;
+    the same page inverted is light text; a blank page has dark text."""
+    page = np.full((600, 400), 235, dtype=np.uint8)
+    for y in range(150, 450, 20):
+        page[y:y + 8, 120:280] = 30
+    scanned = np.zeros((800, 600), dtype=np.uint8)
+    scanned[100:700, 100:500] = page
+    assert not page_has_light_text(scanned) and not page_has_light_text(page)
+    assert page_has_light_text(255 - page)
+    assert not page_has_light_text(np.full((50, 50), 128, dtype=np.uint8))
+    processor = LineDetectionImageProcessor(longest_edge=200)
+    values = processor.preprocess([Image.fromarray(scanned)])["pixel_values"][0, 0].numpy()
+    assert values[100, 100] > 0.5  # the paper's middle stays light: the page was not inverted
 
 
 def test_a_skewed_line_is_cut_out_level():

@@ -105,11 +105,11 @@ PROJECTION_PROFILES = "projection-profiles"
 def projection_profile_lines(page) -> dict:
     """The classical segmenter, as a baseline for the detector: Otsu's threshold, the row profile of the ink cut into
     bands at empty rows, each band cut into runs at column gaps wider than its height. No deskew, no columns."""
-    from textrec.processing.image_processing_line_detection import box_to_polygon
-    from textrec.processing.image_processing_text_recognition import has_light_text, otsu_threshold
+    from textrec.processing.image_processing_line_detection import box_to_polygon, page_has_light_text
+    from textrec.processing.image_processing_text_recognition import otsu_threshold
 
     grey = np.asarray(page.convert("L"), dtype=np.uint8)
-    if has_light_text(grey):
+    if page_has_light_text(grey):
         grey = 255 - grey
     ink = grey < otsu_threshold(grey)
     boxes = []
