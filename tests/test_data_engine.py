@@ -98,6 +98,34 @@ def test_fraktur_lines_are_drawn_in_fraktur_with_plain_labels():
         make_synthetic_lines(2, fraktur_share=1.5, cache_dir=False)
 
 
+def test_fraktur_ligatures_are_drawn_joined_and_the_rest_as_before():
+    """ch, ck and tz are drawn with no paper between their letters (as Fraktur print casts them); a text without them,
+    or drawn without pairs, is what one `ImageDraw.text` call draws."""
+    from textrec.processing.data.fraktur import FRAKTUR_LIGATURES, draw_joined, fraktur_fonts, to_math_fraktur
+
+    if not fraktur_fonts():
+        pytest.skip("no font draws Fraktur here (fonts-dejavu-extra, fonts-noto-core or fonts-blankenburg)")
+    from PIL import ImageFont
+
+    def ink_columns(text, font, pairs):
+        image = Image.new("L", (400, 80), 255)
+        draw_joined(ImageDraw.Draw(image), (10, 60), text, font, 0, pairs)
+        return np.asarray(image).min(axis=0) < 128, image
+
+    for path, math_alphabet in fraktur_fonts():
+        font = ImageFont.truetype(str(path), 48)
+        pairs = tuple(to_math_fraktur(pair) for pair in FRAKTUR_LIGATURES) if math_alphabet else FRAKTUR_LIGATURES
+        for pair in pairs:
+            columns, _ = ink_columns(pair, font, pairs)
+            inked = np.flatnonzero(columns)
+            assert columns[inked[0]:inked[-1] + 1].all(), (path.name, pair)  # one piece: no blank column inside
+            apart, _ = ink_columns(pair, font, ())
+            assert np.flatnonzero(apart)[-1] > inked[-1]  # drawn apart it is wider
+        plain = Image.new("L", (400, 80), 255)
+        ImageDraw.Draw(plain).text((10, 60), "ab", font=font, fill=0, anchor="ls")
+        assert np.array_equal(np.asarray(ink_columns("ab", font, pairs)[1]), np.asarray(plain))
+
+
 def test_historic_spelling_sets_long_s_german_quotes_and_dashes():
     import numpy as np
 

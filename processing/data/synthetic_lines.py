@@ -36,7 +36,7 @@ from PIL import Image, ImageDraw, ImageFont
 from .augmentation import augment as augment_image
 from .capture_effects import scan_effects, scene_composite
 from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only, list_fonts
-from .fraktur import font_covers, fraktur_fonts, to_math_fraktur
+from .fraktur import FRAKTUR_LIGATURES, draw_joined, font_covers, fraktur_fonts, to_math_fraktur
 from .german_print import (
     COMBINING_DIAERESIS,
     GERMAN_LETTERS,
@@ -103,6 +103,7 @@ def render_line(
     look: str = "clean",
     scene_share: float = SCENE_SHARE,
     scan_effects_on: bool = True,
+    joined_pairs: tuple[str, ...] = (),
 ) -> Image.Image:
     """Render one text line as a greyscale image.
 
@@ -115,6 +116,7 @@ def render_line(
         look: ``"clean"`` or ``"captured"`` (see the module docstring).
         scene_share, scan_effects_on: with ``look="captured"``, the share of lines made scene text, and
             whether the others get the scanner effects (the data engine's levers, for its ablation).
+        joined_pairs: letter pairs drawn joined, as Fraktur's ligatures (:func:`~.fraktur.draw_joined`).
 
     Returns:
         A mode ``L`` image: dark text on a light background, or, with ``look="captured"``, as a scan or
@@ -128,7 +130,7 @@ def render_line(
     padding = 2 * font.size + (right - left) // 20  # room for margins and for rotation
     canvas = Image.new("L", (right - left + 2 * padding, bottom - top + 2 * padding), paper)
     origin_x, baseline = padding - left, padding - top
-    ImageDraw.Draw(canvas).text((origin_x, baseline), text, font=font, fill=ink, anchor="ls")
+    draw_joined(ImageDraw.Draw(canvas), (origin_x, baseline), text, font, ink, joined_pairs)
     captured = look == "captured"
     if augment or captured:
         canvas = augment_image(canvas, rng, photometric=False)
@@ -200,16 +202,19 @@ def _render_example(
     path = candidates[int(rng.integers(len(candidates)))]
     if path in caps_only_fonts:
         text = text.upper()
-    drawn = text
+    drawn, joined_pairs = text, ()
     if fraktur_share and rng.random() < fraktur_share:  # drawn only when asked: other lines stay as they were
         path, math_alphabet = fraktur[int(rng.integers(len(fraktur)))]
         if german:
             text = drawn = historic_spelling(text, rng)
+        joined_pairs = FRAKTUR_LIGATURES
         if math_alphabet:
-            drawn = to_math_fraktur(decomposed_umlauts(text), bold=rng.random() < FRAKTUR_BOLD_SHARE)
+            bold = rng.random() < FRAKTUR_BOLD_SHARE
+            drawn = to_math_fraktur(decomposed_umlauts(text), bold=bold)
+            joined_pairs = tuple(to_math_fraktur(pair, bold=bold) for pair in FRAKTUR_LIGATURES)
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
     image = render_line(drawn, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
-                        scan_effects_on=scan_effects_on)
+                        scan_effects_on=scan_effects_on, joined_pairs=joined_pairs)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     font_name = DEFAULT_FONT_NAME if path is None else Path(path).name
@@ -327,7 +332,8 @@ def make_synthetic_lines(
         **({"scene_share": scene_share} if scene_share != SCENE_SHARE else {}),
         **({"scan_effects": scan_effects} if not scan_effects else {}),
         "fonts": fonts_fingerprint([Path(path) for paths in fonts.values() for path in paths if path]),
-        **({"fraktur_share": fraktur_share, "fraktur_fonts": fonts_fingerprint([Path(path) for path, _ in fraktur])}
+        **({"fraktur_share": fraktur_share, "fraktur_fonts": fonts_fingerprint([Path(path) for path, _ in fraktur]),
+            "fraktur_ligatures": FRAKTUR_LIGATURES}
            if fraktur_share else {}),
         **({"german_share": german_share, "german_corpus": german_corpus_fingerprint(),
             "german_fonts": fonts_fingerprint([Path(path) for paths in german_fonts.values() for path in paths if path]
