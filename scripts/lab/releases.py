@@ -225,6 +225,21 @@ CRNN_LINES_FRAKTUR_COMMAND = shlex.join([
 named it when the third was trained, textrec commit e9985c0)."""
 
 
+CRNN_LINES_GERMAN_ARGUMENTS = (
+    "--model=crnn",
+    "--model_name_or_path=crnn-lines",
+    f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS}",
+)
+"""What the German and the ligature stages of `crnn-lines` share: each starts from the release before it, with German
+print's characters in the vocabulary."""
+CRNN_LINES_GERMAN_COMMAND = shlex.join([
+    "textrec-train", *CRNN_LINES_GERMAN_ARGUMENTS, f"--dataset={ENGINE_DATA},fraktur_share=0.25,german_share=0.3",
+    *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")), "--learning_rate=1.5e-4",
+    "--warmup_steps=100", "--max_steps=1600", "--seed=44", "--output_dir=runs/crnn-lines"]) + (
+    "   # released as crnn-lines on 2026-11-25 (commit 13a75ef)")
+"""The command of the third `crnn-lines` (German print), which the fourth starts from."""
+
+
 RELEASES = {
     release.name: release
     for release in (
@@ -246,28 +261,30 @@ RELEASES = {
         # on 2026-11-25), then on new engine lines of which 15% are Fraktur (from that release's fp16 weights;
         # released on 2026-11-25 too), then with German print's characters added to its vocabulary (the rows of its
         # old characters kept) on new engine lines of which 30% are German, a quarter of all in Fraktur with the
-        # long s (from the second release's fp16 weights, as `crnn-lines` then named them).
+        # long s (from the second release's fp16 weights, as `crnn-lines` then named them; released on 2026-11-25),
+        # then on new engine lines of which 30% are in Fraktur with ch, ck and tz drawn joined (from the third
+        # release's fp16 weights).
         Release(
             name="crnn-lines",
             architecture="crnn",
             train_arguments=(
-                "--model=crnn",
-                "--model_name_or_path=crnn-lines",
-                f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS}",
-                f"--dataset={ENGINE_DATA},fraktur_share=0.25,german_share=0.3",
+                *CRNN_LINES_GERMAN_ARGUMENTS,
+                f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3",
                 *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
-                "--learning_rate=1.5e-4",
+                "--learning_rate=1e-4",
                 "--warmup_steps=100",
-                "--max_steps=1600",
-                "--seed=44",
+                "--max_steps=2200",
+                "--max_train_minutes=55",
+                "--seed=45",
             ),
-            earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND),
+            earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND),
             test_sets=LINE_TEST_SETS,
-            training_data=("150,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+            training_data=("200,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
-                           "tight and loose crops; of the second 50,000, 15% in Fraktur; of the last 50,000, 30% German "
+                           "tight and loose crops; of the second 50,000, 15% in Fraktur; of the third 50,000, 30% German "
                            "text from Debian's fortunes-de and 25% in Fraktur, German lines in Fraktur spelled with the "
-                           "long s), after 120,000 clean print and handwriting-style renderings; no real image"),
+                           "long s; of the last 50,000, 30% German and 30% in Fraktur with the ligatures ch, ck and tz "
+                           "drawn joined), after 120,000 clean print and handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
