@@ -36,6 +36,18 @@ def polygon_to_box(polygon: Polygon) -> list[float]:
     return [float(points[:, 0].min()), float(points[:, 1].min()), float(points[:, 0].max()), float(points[:, 1].max())]
 
 
+def polygon_part(polygon: Polygon, start: float, end: float, top: float = 0.0, bottom: float = 1.0) -> Polygon:
+    """The part of a line's polygon from `start` to `end` of its length and from `top` to `bottom` of its height
+    (fractions), its corners in the polygon's order."""
+    top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
+    corners = []
+    for along, across in ((start, top), (end, top), (end, bottom), (start, bottom)):
+        upper = top_left + (top_right - top_left) * along
+        lower = bottom_left + (bottom_right - bottom_left) * along
+        corners.append((upper + (lower - upper) * across).tolist())
+    return corners
+
+
 def line_core(polygon: Polygon, height_ratio: float, inset_ratio: float) -> Polygon:
     """The core of a line: its middle band of `height_ratio` of its height, `inset_ratio` heights inside each end."""
     top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
@@ -43,12 +55,7 @@ def line_core(polygon: Polygon, height_ratio: float, inset_ratio: float) -> Poly
     length = (np.linalg.norm(top_right - top_left) + np.linalg.norm(bottom_right - bottom_left)) / 2
     inset = min(inset_ratio * height, 0.45 * length) / max(length, 1e-6)
     keep = (1 - height_ratio) / 2
-    corners = []
-    for along, across in ((inset, keep), (1 - inset, keep), (1 - inset, 1 - keep), (inset, 1 - keep)):
-        top = top_left + (top_right - top_left) * along
-        bottom = bottom_left + (bottom_right - bottom_left) * along
-        corners.append((top + (bottom - top) * across).tolist())
-    return corners
+    return polygon_part(polygon, inset, 1 - inset, keep, 1 - keep)
 
 
 DETECTION_THRESHOLD = 0.85

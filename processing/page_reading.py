@@ -33,6 +33,7 @@ from .image_processing_line_detection import (
     DETECTION_THRESHOLD,
     Polygon,
     page_has_light_text,
+    polygon_part,
     polygon_to_box,
 )
 from .image_processing_text_recognition import load_image
@@ -66,6 +67,8 @@ ROW_OVERLAP = 0.5
 FAINT_CONTRAST_SHARE = 0.45
 """A detected line whose ink contrasts with its paper less than this share of the page's median line contrast is
 left out: the other side of the leaf showing through, stains, specks."""
+
+
 @dataclass
 class PageLine:
     """One output line of a page: its text, confidence (the product of its runs' confidences), the detector's score,
@@ -315,16 +318,9 @@ def split_at_columns(polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[i
         for start, end in zip(edges, edges[1:]):
             if len(edges) > 2 and end - start < line_height:
                 continue
-            pieces.append(_polygon_part(polygon, (start - left) / (right - left), (end - left) / (right - left)))
+            pieces.append(polygon_part(polygon, (start - left) / (right - left), (end - left) / (right - left)))
             sources.append(index)
     return pieces, sources
-
-
-def _polygon_part(polygon: Polygon, start: float, end: float) -> Polygon:
-    """The part of a line's polygon from `start` to `end` of its length (fractions)."""
-    top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
-    return [(top_left + (top_right - top_left) * start).tolist(), (top_left + (top_right - top_left) * end).tolist(),
-            (bottom_left + (bottom_right - bottom_left) * end).tolist(), (bottom_left + (bottom_right - bottom_left) * start).tolist()]
 
 
 def distinct_lines(grey: np.ndarray, boxes: Sequence[Sequence[float]]) -> list[bool]:

@@ -93,7 +93,6 @@ def font_covers(path: str | Path, characters: str) -> bool:
     return {ord(character) for character in characters} <= _codepoints(str(path))
 
 
-
 FRAKTUR_LIGATURES = ("ch", "ck", "tz")
 """Letter pairs that Fraktur print casts as one piece of type, the two letters joined (read apart they look like
 ``d``, ``c``/``e`` and ``k``: the errors of a reader that never saw them joined). The engine draws each with its

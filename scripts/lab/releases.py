@@ -177,8 +177,7 @@ HANDWRITING_SETS = ("iam-ondb", "washington")
 
 ENGINE_DATA = "synthetic-lines:font_style=print,max_chars=80,look=captured,num_proc=2"
 """The data engine as the line releases learn from it."""
-ENGINE_STAGE_ARGUMENTS = (
-    f"--dataset={ENGINE_DATA}",
+ENGINE_STAGE_SETTINGS = (
     "--max_train_samples=50000",
     "--eval_dataset=synthetic-lines:font_style=print,max_chars=80,look=captured",
     "--max_eval_samples=300",
@@ -190,6 +189,8 @@ ENGINE_STAGE_ARGUMENTS = (
     "--save_steps=250",
     "--logging_steps=50",
 )
+"""The data engine stage's settings but its `--dataset`: for a stage that learns from the engine mixed with more."""
+ENGINE_STAGE_ARGUMENTS = (f"--dataset={ENGINE_DATA}", *ENGINE_STAGE_SETTINGS)
 """The data engine stage of a line release: print lines as scanners and cameras capture them."""
 
 
@@ -211,7 +212,7 @@ HANDWRITING_DATA = f"{ENGINE_DATA} + captured:../shared/data/real/handwriting:co
 """The handwriting release's mixture: the data engine's print beside IAM-OnDB's training lines, 4 captured copies each."""
 CRNN_HANDWRITING_FIRST_COMMAND = shlex.join([
     "textrec-train", "--model=crnn", "--model_name_or_path=runs/crnn-lines-engine", f"--dataset={HANDWRITING_DATA}",
-    *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
+    *ENGINE_STAGE_SETTINGS,
     "--learning_rate=3e-4", "--warmup_steps=200", "--max_steps=3500", "--seed=42",
     "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit 81ab912)"
 """The first `crnn-handwriting`, which the release goes on training."""
@@ -219,7 +220,7 @@ CRNN_HANDWRITING_FIRST_COMMAND = shlex.join([
 
 CRNN_LINES_FRAKTUR_COMMAND = shlex.join([
     "textrec-train", "--model=crnn", "--model_name_or_path=runs/crnn-lines-engine", f"--dataset={ENGINE_DATA},fraktur_share=0.15",
-    *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")), "--learning_rate=1.5e-4",
+    *ENGINE_STAGE_SETTINGS, "--learning_rate=1.5e-4",
     "--warmup_steps=100", "--max_steps=2000", "--seed=43", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-25 (commit d937f42)"
 """The command of the second `crnn-lines` (Fraktur), which the third starts from (`--model_name_or_path=crnn-lines`
 named it when the third was trained, textrec commit e9985c0)."""
@@ -234,7 +235,7 @@ CRNN_LINES_GERMAN_ARGUMENTS = (
 print's characters in the vocabulary."""
 CRNN_LINES_GERMAN_COMMAND = shlex.join([
     "textrec-train", *CRNN_LINES_GERMAN_ARGUMENTS, f"--dataset={ENGINE_DATA},fraktur_share=0.25,german_share=0.3",
-    *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")), "--learning_rate=1.5e-4",
+    *ENGINE_STAGE_SETTINGS, "--learning_rate=1.5e-4",
     "--warmup_steps=100", "--max_steps=1600", "--seed=44", "--output_dir=runs/crnn-lines"]) + (
     "   # released as crnn-lines on 2026-11-25 (commit 13a75ef)")
 """The command of the third `crnn-lines` (German print), which the fourth starts from."""
@@ -270,7 +271,7 @@ RELEASES = {
             train_arguments=(
                 *CRNN_LINES_GERMAN_ARGUMENTS,
                 f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3",
-                *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
+                *ENGINE_STAGE_SETTINGS,
                 "--learning_rate=1e-4",
                 "--warmup_steps=100",
                 "--max_steps=2200",
@@ -297,7 +298,7 @@ RELEASES = {
                 "--model=crnn",
                 "--model_name_or_path=crnn-handwriting",
                 f"--dataset={HANDWRITING_DATA}",
-                *(argument for argument in ENGINE_STAGE_ARGUMENTS if not argument.startswith("--dataset=")),
+                *ENGINE_STAGE_SETTINGS,
                 "--learning_rate=2e-4",
                 "--warmup_steps=100",
                 "--max_steps=3000",
