@@ -50,6 +50,12 @@ RELEASE_FONT_PACKAGES=(
   fonts-blankenburg fonts-oflb-asana-math
 )
 [ "$RELEASE_FONTS" = yes ] && DEBIAN_PACKAGES+=("${RELEASE_FONT_PACKAGES[@]}")
+# 19th-century Fraktur faces that Debian does not package (SIL Open Font License), from Fontsource's npm packages:
+# package@version:weights. Their Latin subsets are merged into TrueType files (textrec.processing.data.fonts).
+WEB_FRAKTUR_FONTS=(unifrakturmaguntia@5.3.0:400 unifrakturcook@5.3.0:700 grenze-gotisch@5.3.0:400,700)
+WEB_FONTS_DIR=/usr/local/share/fonts/textrec-web-fraktur
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 if command -v apt-get >/dev/null; then
   missing=()
@@ -58,8 +64,6 @@ if command -v apt-get >/dev/null; then
   done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${#missing[@]} Debian packages (fonts, fortunes, Tesseract)..."
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
@@ -88,6 +92,25 @@ if [ "$INSTALL" = wheel ]; then
   rm -rf "$wheels"
 else
   "$PYTHON" -m pip install -q -e ".[test,demo,onnx]"
+fi
+if [ "$RELEASE_FONTS" = yes ] && [ ! -d "$WEB_FONTS_DIR" ]; then
+  if command -v npm >/dev/null; then
+    echo "setup: fetching ${#WEB_FRAKTUR_FONTS[@]} Fraktur fonts from npm (Fontsource)..."
+    packs=$(mktemp -d)
+    for entry in "${WEB_FRAKTUR_FONTS[@]}"; do
+      package=${entry%%:*}
+      (cd "$packs" && npm pack -q "@fontsource/$package" >/dev/null)
+      mkdir "$packs/${package%@*}"
+      tar -xzf "$packs"/fontsource-"${package%@*}"-*.tgz -C "$packs/${package%@*}"
+      "$PYTHON" -c 'import sys; from textrec.processing.data.fonts import merge_web_font_subsets as merge
+merge(sys.argv[1], sys.argv[2], tuple(sys.argv[3].split(",")))' "$packs/${package%@*}/package" "$packs/fonts" "${entry#*:}"
+    done
+    $SUDO mkdir -p "$WEB_FONTS_DIR"
+    $SUDO cp "$packs"/fonts/*.ttf "$WEB_FONTS_DIR"/
+    rm -rf "$packs"
+  else
+    echo "setup: no npm; the data engine's Fraktur lines are drawn without ${WEB_FRAKTUR_FONTS[*]}" >&2
+  fi
 fi
 # The training commands build their --help from transformers' TrainingArguments (torch is imported: seconds); the
 # first answer is kept, so that later ones come at once (textrec.scripts.cli.answer_help_from_cache).

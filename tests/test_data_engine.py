@@ -100,8 +100,15 @@ def test_fraktur_lines_are_drawn_in_fraktur_with_plain_labels():
 
 def test_fraktur_ligatures_are_drawn_joined_and_the_rest_as_before():
     """ch, ck and tz are drawn with no paper between their letters (as Fraktur print casts them); a text without them,
-    or drawn without pairs, is what one `ImageDraw.text` call draws."""
-    from textrec.processing.data.fraktur import FRAKTUR_LIGATURES, draw_joined, fraktur_fonts, to_math_fraktur
+    drawn without pairs, or whose pairs the font shapes itself (its own ligatures), is what one `ImageDraw.text` call
+    draws."""
+    from textrec.processing.data.fraktur import (
+        FRAKTUR_LIGATURES,
+        draw_joined,
+        fraktur_fonts,
+        shapes_pair,
+        to_math_fraktur,
+    )
 
     if not fraktur_fonts():
         pytest.skip("no font draws Fraktur here (fonts-dejavu-extra, fonts-noto-core or fonts-blankenburg)")
@@ -116,7 +123,12 @@ def test_fraktur_ligatures_are_drawn_joined_and_the_rest_as_before():
         font = ImageFont.truetype(str(path), 48)
         pairs = tuple(to_math_fraktur(pair) for pair in FRAKTUR_LIGATURES) if math_alphabet else FRAKTUR_LIGATURES
         for pair in pairs:
-            columns, _ = ink_columns(pair, font, pairs)
+            columns, joined = ink_columns(pair, font, pairs)
+            if shapes_pair(font, pair):
+                one_call = Image.new("L", (400, 80), 255)
+                ImageDraw.Draw(one_call).text((10, 60), pair, font=font, fill=0, anchor="ls")
+                assert np.array_equal(np.asarray(joined), np.asarray(one_call))
+                continue
             inked = np.flatnonzero(columns)
             assert columns[inked[0]:inked[-1] + 1].all(), (path.name, pair)  # one piece: no blank column inside
             apart, _ = ink_columns(pair, font, ())
@@ -143,7 +155,7 @@ def test_german_lines_carry_german_letters_and_long_s_only_where_drawn_in_fraktu
     German quotes too in Fraktur; every label stays within printable ASCII and the German print characters."""
     from textrec.processing.data import make_synthetic_lines
     from textrec.processing.data.fonts import PRINTABLE_ASCII
-    from textrec.processing.data.fraktur import fraktur_fonts
+    from textrec.processing.data.fraktur import font_covers, fraktur_fonts
     from textrec.processing.data.german_print import GERMAN_PRINT_CHARACTERS, load_german_corpus
 
     if not load_german_corpus():
@@ -161,6 +173,8 @@ def test_german_lines_carry_german_letters_and_long_s_only_where_drawn_in_fraktu
     assert not any("ſ" in text for text in in_roman)
     assert any("ſ" in text for text in in_fraktur)
     assert any(set(text) & set("äöüß") for text in lines["text"])
+    without_long_s = {path.name for path, _ in fraktur_fonts() if not font_covers(path, "ſ")}
+    assert not any("ſ" in row["text"] for row in lines if row["font"] in without_long_s)  # set round where lacking
     with pytest.raises(ValueError, match="german_share must be within 0 and 1"):
         make_synthetic_lines(2, german_share=-0.1, cache_dir=False)
 
@@ -169,4 +183,54 @@ def test_blackletter_fonts_are_not_print_fonts():
     from textrec.processing.data.fonts import classify_family
 
     assert classify_family("Blankenburg_UNZ1A") == "blackletter" and classify_family("UnifrakturMaguntia") == "blackletter"
+    assert classify_family("Grenze Gotisch") == "blackletter"
     assert classify_family("DejaVu Serif") == "print"
+
+
+def _web_font_subset(path, characters: str, family: str = "Test Fraktur") -> None:
+    """A one-glyph-per-character font saved as a web font subset (``.woff``) at ``path``."""
+    from fontTools.fontBuilder import FontBuilder
+    from fontTools.pens.ttGlyphPen import TTGlyphPen
+
+    names = [".notdef"] + [f"uni{ord(character):04X}" for character in characters]
+    builder = FontBuilder(1000, isTTF=True)
+    builder.setupGlyphOrder(names)
+    builder.setupCharacterMap({ord(character): name for character, name in zip(characters, names[1:])})
+    glyphs = {}
+    for name in names:
+        pen = TTGlyphPen(None)
+        pen.moveTo((100, 0)), pen.lineTo((100, 700)), pen.lineTo((500, 700)), pen.closePath()
+        glyphs[name] = pen.glyph()
+    builder.setupGlyf(glyphs)
+    builder.setupHorizontalMetrics({name: (600, 100) for name in names})
+    builder.setupHorizontalHeader(ascent=800, descent=-200)
+    builder.setupNameTable({"familyName": family, "styleName": "Regular"})
+    builder.setupOS2()
+    builder.setupPost()
+    builder.font.flavor = "woff"
+    builder.save(path)
+
+
+def test_web_font_subsets_merge_into_one_truetype_file_per_weight(tmp_path):
+    """A Fontsource package's Latin and Latin-extended files of one weight become one font with both ranges (the
+    long s lies in the extension); other weights are left out on request, other subsets always."""
+    from fontTools.ttLib import TTFont
+
+    from textrec.processing.data.fonts import merge_web_font_subsets
+
+    files = tmp_path / "package" / "files"
+    files.mkdir(parents=True)
+    _web_font_subset(files / "test-fraktur-latin-400-normal.woff", "abs")
+    _web_font_subset(files / "test-fraktur-latin-ext-400-normal.woff", "ſĀ")
+    _web_font_subset(files / "test-fraktur-latin-700-normal.woff", "abs")
+    _web_font_subset(files / "test-fraktur-cyrillic-400-normal.woff", "ж")
+    written = merge_web_font_subsets(tmp_path / "package", tmp_path / "fonts", weights=("400",))
+    assert [path.name for path in written] == ["test-fraktur-400-normal.ttf"]
+    merged = TTFont(written[0])
+    assert merged.flavor is None and set(map(chr, merged.getBestCmap())) == set("absſĀ")
+    assert merged["name"].getBestFamilyName() == "Test Fraktur"
+    assert sorted(path.name for path in (tmp_path / "fonts").iterdir()) == ["test-fraktur-400-normal.ttf"]
+    every_weight = merge_web_font_subsets(tmp_path / "package", tmp_path / "all")
+    assert [path.name for path in every_weight] == ["test-fraktur-400-normal.ttf", "test-fraktur-700-normal.ttf"]
+    with pytest.raises(FileNotFoundError, match="in weights 300"):
+        merge_web_font_subsets(tmp_path / "package", tmp_path / "none", weights=("300",))

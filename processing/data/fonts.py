@@ -18,9 +18,11 @@ import hashlib
 import logging
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from fontTools.merge import Merger
 from fontTools.ttLib import TTFont, TTLibError
 
 logger = logging.getLogger(__name__)
@@ -58,7 +60,7 @@ HANDWRITING_FAMILIES = (
 )
 """Lower-case substrings of family names that mark a handwriting-style font."""
 
-BLACKLETTER_FAMILIES = ("blankenburg", "fraktur")
+BLACKLETTER_FAMILIES = ("blankenburg", "fraktur", "gotisch")
 """Lower-case substrings of family names of blackletter fonts: neither print nor handwriting style (they would
 change what every print line looks like); the data engine draws them for its Fraktur lines
 (:mod:`.fraktur`)."""
@@ -186,3 +188,52 @@ def fonts_fingerprint(paths: list[Path]) -> str:
     for path in paths:
         digest.update(f"{path.name}:{path.stat().st_size};".encode())
     return digest.hexdigest()[:16]
+
+
+WEB_FONT_SUBSETS = ("latin", "latin-ext")
+"""The Unicode-range subsets of a web font package that :func:`merge_web_font_subsets` joins (Latin with its
+extension, where letters like the long s ``ſ`` lie)."""
+
+
+def merge_web_font_subsets(
+    package: str | os.PathLike[str], destination: str | os.PathLike[str], weights: tuple[str, ...] | None = None
+) -> list[Path]:
+    """Join a web font package's subsets back into one TrueType file per weight and style.
+
+    Web font packages (Fontsource's npm packages, as ``scripts/setup.sh --release_fonts`` fetches the Fraktur faces
+    that Debian does not package) split each font into files by Unicode range,
+    ``files/<name>-<subset>-<weight>-<style>.woff``. The :data:`WEB_FONT_SUBSETS` files of each weight and style are
+    merged into ``destination/<name>-<weight>-<style>.ttf``, which the font discovery then reads like any installed font.
+    ``weights`` (``("400", "700")``) keeps only those; None keeps every weight.
+
+    Returns:
+        The written files, sorted.
+    """
+    files = Path(package) / "files"
+    pattern = re.compile(rf"(?P<name>.+?)-(?P<subset>{'|'.join(map(re.escape, WEB_FONT_SUBSETS))})-(?P<weight>\d+)-"
+                         r"(?P<style>[a-z]+)\.woff$")
+    groups: dict[str, dict[str, Path]] = {}
+    for path in sorted(files.glob("*.woff")):
+        match = pattern.fullmatch(path.name)
+        if match and (weights is None or match["weight"] in weights):
+            key = f"{match['name']}-{match['weight']}-{match['style']}"
+            groups.setdefault(key, {})[match["subset"]] = path
+    if not groups:
+        raise FileNotFoundError(f"no {' or '.join(WEB_FONT_SUBSETS)} .woff files under {files}"
+                                + (f" in weights {', '.join(weights)}" if weights else ""))
+    destination = Path(destination)
+    destination.mkdir(parents=True, exist_ok=True)
+    written = []
+    for key, subsets in sorted(groups.items()):
+        with tempfile.TemporaryDirectory() as unpacked:
+            truetype = []
+            for subset in WEB_FONT_SUBSETS:  # Latin first: its glyph names and metrics win
+                if subset in subsets:
+                    font = TTFont(subsets[subset])
+                    font.flavor = None
+                    truetype.append(str(Path(unpacked) / f"{subset}.ttf"))
+                    font.save(truetype[-1])
+            merged = Merger().merge(truetype) if len(truetype) > 1 else TTFont(truetype[0])
+            written.append(destination / f"{key}.ttf")
+            merged.save(written[-1])
+    return written

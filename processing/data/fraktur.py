@@ -121,15 +121,31 @@ def _joining_shift(path: str, size: int, pair: str) -> float:
     return max(0.0, float(inked[1][0] - inked[0][-1] - 1)) + size / 20
 
 
+def shapes_pair(font: ImageFont.FreeTypeFont, pair: str) -> bool:
+    """Whether the font draws ``pair`` otherwise than its two letters side by side: a ligature of its own (as
+    UnifrakturMaguntia's ch, ck and tz, where Pillow lays text out with libraqm) or kerning."""
+    return _shapes_pair(font.path, font.size, pair)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shapes_pair(path: str, size: int, pair: str) -> bool:
+    font = ImageFont.truetype(path, size)
+    together, apart = (Image.new("L", (4 * size, 3 * size), 255) for _ in range(2))
+    ImageDraw.Draw(together).text((size, 2 * size), pair, font=font, fill=0, anchor="ls")
+    ImageDraw.Draw(apart).text((size, 2 * size), pair[0], font=font, fill=0, anchor="ls")
+    ImageDraw.Draw(apart).text((size + font.getlength(pair[0]), 2 * size), pair[1], font=font, fill=0, anchor="ls")
+    return not np.array_equal(np.asarray(together), np.asarray(apart))
+
+
 def draw_joined(draw: ImageDraw.ImageDraw, origin: tuple[float, float], text: str, font: ImageFont.FreeTypeFont,
                 fill: int, pairs: tuple[str, ...]) -> None:
     """Draw ``text`` from ``origin`` (its baseline's left end, anchor ``ls``) with each occurrence of ``pairs`` joined
-    (:func:`joining_shift`)."""
+    (:func:`joining_shift`), but for the pairs that the font shapes itself (:func:`shapes_pair`)."""
     x, y = origin
     start = 0
     for index in range(1, len(text)):
         pair = text[index - 1:index + 1]
-        if pair in pairs:
+        if pair in pairs and not shapes_pair(font, pair):
             segment = text[start:index]
             draw.text((x, y), segment, font=font, fill=fill, anchor="ls")
             x += font.getlength(segment) - joining_shift(font, pair)

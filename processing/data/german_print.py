@@ -20,7 +20,8 @@ from .text_sampling import FORTUNES_DIR, fortune_files, fortune_tokens
 
 GERMAN_FORTUNES_DIR = FORTUNES_DIR / "de"
 GERMAN_LETTERS = "ÄÖÜäöüß"
-HISTORIC_PRINT_MARKS = "ſ„“—»«"
+LONG_S = "ſ"
+HISTORIC_PRINT_MARKS = LONG_S + "„“—»«"
 """The long s, German and French quotation marks and the em dash, as 19th-century print sets them."""
 GERMAN_PRINT_CHARACTERS = GERMAN_LETTERS + HISTORIC_PRINT_MARKS
 """What German print adds to printable ASCII: the characters a vocabulary reading it needs besides."""
@@ -66,7 +67,7 @@ def long_s(text: str) -> str:
     """``text`` with the long s of Fraktur print: an s followed by a letter becomes ſ; one ending a word stays
     round (``Sonnenschein`` -> ``Sonnenſchein``, ``das`` -> ``das``). Compound and syllable ends, where print kept the
     round s inside a word (``Ausgang``), are not known to the rule."""
-    return "".join("ſ" if character == "s" and following.isalpha() else character
+    return "".join(LONG_S if character == "s" and following.isalpha() else character
                    for character, following in zip(text, text[1:] + " "))
 
 

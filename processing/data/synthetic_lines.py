@@ -41,6 +41,7 @@ from .german_print import (
     COMBINING_DIAERESIS,
     GERMAN_LETTERS,
     GERMAN_PRINT_CHARACTERS,
+    LONG_S,
     decomposed_umlauts,
     german_corpus_fingerprint,
     historic_spelling,
@@ -207,6 +208,8 @@ def _render_example(
         path, math_alphabet = fraktur[int(rng.integers(len(fraktur)))]
         if german:
             text = drawn = historic_spelling(text, rng)
+        if not font_covers(path, LONG_S):  # a face without the long s sets every s round
+            text = drawn = text.replace(LONG_S, "s")
         joined_pairs = FRAKTUR_LIGATURES
         if math_alphabet:
             bold = rng.random() < FRAKTUR_BOLD_SHARE
@@ -276,7 +279,7 @@ def make_synthetic_lines(
             plain text. Needs such a font (``fonts-dejavu-extra``, ``fonts-noto-core``, ``fonts-blankenburg``).
         german_share: the share of lines in German (:mod:`.german_print`: Debian's German fortunes, drawn with the
             fonts that have its letters; those drawn in Fraktur spelled as 19th-century print sets them, long s
-            included). Their labels hold characters beyond printable ASCII (``GERMAN_PRINT_CHARACTERS``): train a
+            included where the face has one). Their labels hold characters beyond printable ASCII (``GERMAN_PRINT_CHARACTERS``): train a
             vocabulary that has them (``--charset``).
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
@@ -311,10 +314,11 @@ def make_synthetic_lines(
     if not 0 <= german_share <= 1:
         raise ValueError(f"german_share must be within 0 and 1, got {german_share}")
     german_fonts = {style: _fonts_for(style, charset + GERMAN_LETTERS) for style in styles} if german_share else None
-    german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(
-        path, COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS))
+    german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(path, (
+        COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS
+    ).replace(LONG_S, "")))  # the long s where the face has one (most 19th-century faces on npm lack it)
     if german_share and fraktur_share and not german_fraktur:
-        raise ValueError("german_share with fraktur_share needs a Fraktur font with German letters and the long s: "
+        raise ValueError("german_share with fraktur_share needs a Fraktur font with German letters: "
                          "install fonts-stix or fonts-blankenburg (bash scripts/setup.sh --release_fonts)")
     caps_only_fonts = frozenset(
         path for paths in fonts.values() for path in paths if path and is_caps_only(path)
