@@ -8,7 +8,9 @@
     page.to_json(), page.to_hocr()
 
 Reading order (`reading_order`): the lines' positions are turned upright by the page's skew (the median direction of
-the detected lines), then cut recursively (XY-cut): a wide vertical gap between two runs of text columns splits the
+the detected lines). Printed rules across the page's text (`horizontal_rules`) cut it first into sections read top
+to bottom (a newspaper's feuilleton is read after the columns above its rule). Each section is cut recursively
+(XY-cut): a wide vertical gap between two runs of text columns splits the
 page into columns, read left to right; otherwise horizontal gaps split it into bands read top to bottom; what one
 band holds side by side (an item and its price, a label and its value) is one output line, its runs joined by a
 space, left to right. Where the detector joined lines of two justified columns across a newspaper's narrow gutter,
@@ -51,7 +53,7 @@ COLUMN_BRIDGE_SHARE = 0.05
 """... where up to this share of the region's lines (at least one) may cross the gap, each with lines of both
 columns above and below it: a detection that joined two columns' lines (it goes to the side of its middle); not a
 heading across the columns."""
-JOINED_LINES_SHARE = 0.4
+JOINED_LINES_SHARE = 0.5
 """Between justified columns (a newspaper's) more may cross: up to this share of a column's lines (the median number of
 lines above and below each line's middle), where at least `COLUMN_AMONG_SHARE` of them lie among lines of both
 columns and each column has at least `JUSTIFIED_LINES_PER_CROSSING` lines per crossing one that end (or begin)
@@ -64,6 +66,17 @@ WIDEST_GAP_SHARE = 0.9
 """A region is cut at its horizontal gaps at least this share as wide as its widest one."""
 ROW_OVERLAP = 0.5
 """Two runs overlapping vertically by this share of the smaller one's height lie on one printed line."""
+RULE_MIN_SHARE = 0.6
+"""A printed rule across at least this share of the text's width separates sections of the page read one after
+the other (a newspaper's feuilleton below the columns of the news): the page is cut there before its columns ..."""
+RULE_MAX_HEIGHTS = 0.35
+"""... a rule being at most this many line heights thick (a line of text is thicker) ..."""
+RULE_MIN_RUN_HEIGHTS = 3
+"""... and drawn in strokes at least this many line heights long (a word's ink is broken at its letters)."""
+RULE_GAP = 2
+"""A rule's stroke may break for this many pixels (worn type, a scan's noise) ..."""
+RULE_WANDER_HEIGHTS = 0.25
+"""... and wander up and down over this many line heights (a rule on a warped sheet is not straight)."""
 FAINT_CONTRAST_SHARE = 0.45
 """A detected line whose ink contrasts with its paper less than this share of the page's median line contrast is
 left out: the other side of the leaf showing through, stains, specks."""
@@ -199,15 +212,31 @@ def _among(box: np.ndarray, boxes: np.ndarray) -> bool:
     return bool((middles < middle).any() and (middles > middle).any())
 
 
-def _column_cut(boxes: np.ndarray, indices: list[int], line_height: float) -> float | None:
-    """Where to split `indices` into columns (an x), or None: the widest vertical gap meeting the column rules."""
+def _column_lines(boxes: np.ndarray, indices: list[int]) -> float:
+    """The median number of lines of `indices` above and below each one's middle: how many lines a column holds."""
+    selected = boxes[indices]
+    middles = (selected[:, 0] + selected[:, 2]) / 2
+    return float(np.median(((selected[:, 0] <= middles[:, None]) & (selected[:, 2] >= middles[:, None])).sum(1)))
+
+
+def _column_cut(boxes: np.ndarray, indices: list[int], line_height: float,
+                page_column_lines: float | None = None) -> float | None:
+    """Where to split `indices` into columns (an x), or None: the widest vertical gap meeting the column rules, with
+    as many lines crossing as `JOINED_LINES_SHARE` of a column's lines (`_column_lines` of `indices`), or else of the
+    page's column, `page_column_lines` (for a section of a page: its columns' lines may be joined as often as the
+    page's)."""
+    cut = _column_cut_crossed(boxes, indices, line_height, _column_lines(boxes, indices))
+    if cut is None and page_column_lines is not None:
+        cut = _column_cut_crossed(boxes, indices, line_height, page_column_lines)
+    return cut
+
+
+def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: float, column_lines: float) -> float | None:
     selected = boxes[indices]
     left, right = selected[:, 0].min(), selected[:, 2].max()
     allowed = max(1, int(COLUMN_BRIDGE_SHARE * len(indices)))
-    middles = (selected[:, 0] + selected[:, 2]) / 2
-    depth = ((selected[:, 0] <= middles[:, None]) & (selected[:, 2] >= middles[:, None])).sum(1)
     best = None
-    for start, end in _gaps(selected[:, 0], selected[:, 2], max(allowed, int(JOINED_LINES_SHARE * np.median(depth)))):
+    for start, end in _gaps(selected[:, 0], selected[:, 2], max(allowed, int(JOINED_LINES_SHARE * column_lines))):
         if end - start < COLUMN_GAP_HEIGHTS * line_height:
             continue
         cut = (start + end) / 2
@@ -249,18 +278,78 @@ def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:
     return [sorted(row, key=lambda i: boxes[i, 0]) for row in sorted(rows, key=lambda r: boxes[r, 1].min())]
 
 
+def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[float]:
+    """The printed rules running across the page's text: rows of unbroken ink (but breaks of `RULE_GAP` pixels, and
+    `RULE_WANDER_HEIGHTS` up or down) in
+    strokes of at least `RULE_MIN_RUN_HEIGHTS` line heights that together span `RULE_MIN_SHARE` of the width the
+    detected lines span, at most `RULE_MAX_HEIGHTS` line heights thick (print's letters are apart: no row of a line of
+    text is unbroken for long). Each rule as its height in the upright frame of `_upright_boxes` (the page turned by
+    its skew), top to bottom. `grey` is the page's luminance; light print on dark is turned first."""
+    if len(polygons) < 2 or min(grey.shape) < 2:
+        return []
+    from scipy import ndimage
+
+    from .image_processing_text_recognition import otsu_threshold
+
+    upright, _, line_height = _core_boxes(polygons)
+    skew = page_skew(polygons)
+    grey = 255 - grey if page_has_light_text(grey) else grey
+    ink = grey < otsu_threshold(grey)
+    rows, columns = ink.shape
+    # Level the page: row r of column c holds what lies on the page's slope through that row's left end.
+    shift = np.round(np.arange(columns) * math.tan(skew)).astype(np.int64)
+    if shift.any():
+        source = np.arange(rows)[:, None] + shift[None, :]
+        ink = np.where((source >= 0) & (source < rows), ink[np.clip(source, 0, rows - 1), np.arange(columns)], False)
+    wander = max(1, round(RULE_WANDER_HEIGHTS * line_height))
+    ink = ndimage.binary_dilation(ink, structure=np.ones((wander, 1), dtype=bool))
+    ink = ndimage.binary_closing(ink, structure=np.ones((1, 2 * RULE_GAP + 1), dtype=bool))
+    padded = np.pad(ink, ((0, 0), (1, 1))).astype(np.int8)
+    steps = np.diff(padded, axis=1)
+    starts, ends = np.nonzero(steps == 1), np.nonzero(steps == -1)  # row-major: the k-th start and end are one run
+    lengths = ends[1] - starts[1]
+    long_run = lengths >= RULE_MIN_RUN_HEIGHTS * line_height
+    covered = np.bincount(starts[0][long_run], weights=lengths[long_run], minlength=rows)
+    across = covered >= RULE_MIN_SHARE * (upright[:, 2].max() - upright[:, 0].min())
+    return [(start + end - 1) / 2 * math.cos(skew) for start, end in _runs_of(across)
+            if end - start <= max(3.0, RULE_MAX_HEIGHTS * line_height) + wander]
+
+
+def _runs_of(flags: np.ndarray) -> list[tuple[int, int]]:
+    """The `[start, end)` index ranges of the runs of True in `flags`."""
+    padded = np.concatenate([[False], flags, [False]]).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
+def _sections(boxes: np.ndarray, rules: Sequence[float], line_height: float) -> list[tuple[list[int], float | None]]:
+    """The lines of `boxes` (their indices) in the sections that `rules` (heights) cut the page into, top to bottom,
+    by their lines' middles, the empty ones left out; each with how many lines the page's columns hold
+    (`_column_lines` of the whole page), or None where no rule cuts the page. Rules cut a page of columns only (a
+    form's rules and underlines part fields that its bands part as well)."""
+    indices = list(range(len(boxes)))
+    if not rules or not indices or _column_cut(boxes, indices, line_height) is None:
+        return [(indices, None)] if indices else []
+    column_lines = _column_lines(boxes, indices)
+    edges = [-math.inf, *sorted(rules), math.inf]
+    middles = (boxes[:, 1] + boxes[:, 3]) / 2
+    sections = [[i for i in indices if top <= middles[i] < bottom] for top, bottom in zip(edges, edges[1:])]
+    return [(section, column_lines) for section in sections if section]
+
+
 def _order(boxes: np.ndarray, indices: list[int], line_height: float,
-           cuts: list[tuple[float, list[int]]] | None = None) -> list[list[int]]:
-    """XY-cut of `indices` into output lines; each column cut and the runs crossing it go into `cuts` if given."""
+           cuts: list[tuple[float, list[int]]] | None = None, column_lines: float | None = None) -> list[list[int]]:
+    """XY-cut of `indices` into output lines; each column cut and the runs crossing it go into `cuts` if given.
+    `column_lines`: the page's, for a section of it (`_column_cut`'s `page_column_lines`)."""
     if len(indices) <= 1:
         return [indices] if indices else []
-    cut = _column_cut(boxes, indices, line_height)
+    cut = _column_cut(boxes, indices, line_height, column_lines)
     if cut is not None:
         left = [i for i in indices if boxes[i, 0] + boxes[i, 2] < 2 * cut]  # by their middle: a few cross the gap
         right = [i for i in indices if boxes[i, 0] + boxes[i, 2] >= 2 * cut]
         if cuts is not None:
             cuts.append((cut, [i for i in indices if boxes[i, 0] < cut < boxes[i, 2]]))
-        return _order(boxes, left, line_height, cuts) + _order(boxes, right, line_height, cuts)
+        return _order(boxes, left, line_height, cuts, column_lines) + _order(boxes, right, line_height, cuts, column_lines)
     selected = boxes[indices]
     gaps = _gaps(selected[:, 1], selected[:, 3])
     if not gaps:
@@ -272,7 +361,7 @@ def _order(boxes: np.ndarray, indices: list[int], line_height: float,
     bands, edges = [], [-math.inf, *((start + end) / 2 for start, end in gaps), math.inf]
     for top, bottom in zip(edges, edges[1:]):
         bands.append([i for i in indices if top <= (boxes[i, 1] + boxes[i, 3]) / 2 < bottom])
-    return [row for band in bands for row in _order(boxes, band, line_height, cuts)]
+    return [row for band in bands for row in _order(boxes, band, line_height, cuts, column_lines)]
 
 
 def _core_boxes(polygons: Sequence[Polygon]) -> tuple[np.ndarray, np.ndarray, float]:
@@ -288,25 +377,28 @@ def _core_boxes(polygons: Sequence[Polygon]) -> tuple[np.ndarray, np.ndarray, fl
     return upright, cores, max(float(np.median(cores[:, 3] - cores[:, 1])), 1.0)
 
 
-def reading_order(polygons: Sequence[Polygon]) -> list[list[int]]:
-    """The output lines of a page as lists of the indices of `polygons` (its detected runs): columns left to right,
-    lines top to bottom within each, the runs of one printed line left to right (see the module docstring). A run
-    crossing a column gutter goes with the column of its middle (`split_at_columns` cuts such runs first)."""
+def reading_order(polygons: Sequence[Polygon], rules: Sequence[float] = ()) -> list[list[int]]:
+    """The output lines of a page as lists of the indices of `polygons` (its detected runs): the sections between
+    `rules` (`horizontal_rules`) top to bottom, in each its columns left to right, lines top to bottom within each,
+    the runs of one printed line left to right (see the module docstring). A run crossing a column gutter goes with
+    the column of its middle (`split_at_columns` cuts such runs first)."""
     if not polygons:
         return []
     _, cores, line_height = _core_boxes(polygons)
-    return _order(cores, list(range(len(polygons))), line_height)
+    return [row for section, column_lines in _sections(cores, rules, line_height)
+            for row in _order(cores, section, line_height, column_lines=column_lines)]
 
 
-def split_at_columns(polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int]]:
+def split_at_columns(polygons: Sequence[Polygon], rules: Sequence[float] = ()) -> tuple[list[Polygon], list[int]]:
     """The detected runs with those that cross a column gutter (runs of two columns' lines the detector joined
     across it) cut at the gutter's middle: the pieces (at least a line height long) and the index of the run each
-    came from."""
+    came from. Columns are looked for in each section between `rules`, as `reading_order` does."""
     if not polygons:
         return [], []
     upright, cores, line_height = _core_boxes(polygons)
     cuts: list[tuple[float, list[int]]] = []
-    _order(cores, list(range(len(polygons))), line_height, cuts)
+    for section, column_lines in _sections(cores, rules, line_height):
+        _order(cores, section, line_height, cuts, column_lines)
     cut_at: dict[int, list[float]] = {}
     for x, crossing in cuts:
         for index in crossing:
@@ -360,13 +452,17 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
               threshold: float = DETECTION_THRESHOLD) -> PageReading:
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
     `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
-    faint ones (`distinct_lines`), orders them (`reading_order`), reads each with `recognizer` (the model and processor of
+    faint ones (`distinct_lines`), finds the rules across the page (`horizontal_rules`), orders the lines
+    (`reading_order`), reads each with `recognizer` (the model and processor of
     `load_recognizer`) and joins the runs of each printed line."""
     page = load_image(image)
     page = page.convert("L") if page.mode not in ("L", "RGB") else page
     found = detector(page) if callable(detector) else detect_lines(*detector, page, threshold=threshold)
-    kept = distinct_lines(np.asarray(page.convert("L")), found["boxes"])
-    polygons, sources = split_at_columns([polygon for polygon, keep in zip(found["polygons"], kept) if keep])
+    grey = np.asarray(page.convert("L"))
+    kept = distinct_lines(grey, found["boxes"])
+    polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
+    rules = horizontal_rules(grey, polygons)
+    polygons, sources = split_at_columns(polygons, rules)
     scores = [score for score, keep in zip(found["scores"], kept) if keep]
     scores = [scores[source] for source in sources]
     paper = paper_colour(page)
@@ -378,7 +474,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
                                                  progress=False, output_confidences=True, warn_of_sizes=False):
             readings[index] = reading
     lines = []
-    for row in reading_order(polygons):
+    for row in reading_order(polygons, rules):
         texts = [readings[index].text for index in row if readings[index].text]
         if not texts:
             continue

@@ -15,6 +15,7 @@ from textrec.processing.page_reading import (
     PageLine,
     PageReading,
     crop_line,
+    horizontal_rules,
     page_skew,
     reading_order,
     split_at_columns,
@@ -158,6 +159,55 @@ def test_a_newspapers_lines_joined_across_its_gutters_are_cut_there():
     assert columns == sorted(columns)  # column by column
     tops = [boxes[index, 1] for index in order]
     assert all(tops[i] < tops[i + 1] for i in range(len(tops) - 1) if columns[i] == columns[i + 1])
+
+
+def newspaper_with_a_feuilleton(skew: float = 0.0) -> tuple[Image.Image, list, list[int]]:
+    """Two columns of news, a rule across the page, two columns of feuilleton below it (the same gutter): the page,
+    its lines' polygons and their section (0 above the rule, 1 below)."""
+    page = Image.new("L", (760, 820), 250)
+    draw = ImageDraw.Draw(page)
+    polygons, sections = [], []
+    for section, (top, bottom) in enumerate(((40, 400), (440, 800))):
+        for x in (40, 400):
+            for y in range(top, bottom, 30):
+                box = [x, y, x + 320, y + 18]
+                draw.text((x, y + 15), "justified lines of print", fill=30, font_size=24, anchor="ls")
+                polygons.append(box_to_polygon(box))
+                sections.append(section)
+    draw.line([(30, 420), (730, 420)], fill=20, width=3)
+    if skew:
+        page = page.rotate(-math.degrees(skew), center=(0, 0), fillcolor=250, resample=Image.Resampling.BILINEAR)
+        turn = lambda point: (point[0] * math.cos(skew) - point[1] * math.sin(skew),  # noqa: E731
+                              point[0] * math.sin(skew) + point[1] * math.cos(skew))
+        polygons = [[turn(point) for point in polygon] for polygon in polygons]
+    return page, polygons, sections
+
+
+@pytest.mark.parametrize("skew", [0.0, 0.01])
+def test_a_rule_across_the_columns_parts_sections_read_one_after_the_other(skew):
+    """A newspaper's feuilleton below a rule is read after the columns above it, each section column by column;
+    without the rule the page's columns would run through both."""
+    page, polygons, sections = newspaper_with_a_feuilleton(skew)
+    rules = horizontal_rules(np.asarray(page), polygons)
+    assert len(rules) == 1 and abs(rules[0] - 420) < 8
+    flat = [index for row in reading_order(polygons, rules) for index in row]
+    assert sorted(flat) == list(range(len(polygons)))
+    assert [sections[index] for index in flat] == sorted(sections)  # the news first, then the feuilleton
+    news = [index for index in flat if sections[index] == 0]
+    assert news == sorted(news)  # the left column top to bottom, then the right one
+    without = [index for row in reading_order(polygons) for index in row]
+    assert [sections[index] for index in without] != sorted(sections)  # columns through the whole page
+    blank = Image.new("L", page.size, 250)
+    assert horizontal_rules(np.asarray(blank), polygons) == []  # no ink, no rule
+    text_only = page.copy()
+    ImageDraw.Draw(text_only).rectangle([0, 405, 759, 435], fill=250)
+    assert horizontal_rules(np.asarray(text_only), polygons) == []  # the print is no rule
+
+
+def test_rules_do_not_cut_a_page_without_columns():
+    """A form's rules and underlines: no column on the page, so its order is the XY-cut's alone."""
+    lines = [box_to_polygon([40, y, 700, y + 18]) for y in range(40, 400, 30)]
+    assert reading_order(lines, [205.0]) == reading_order(lines)
 
 
 def test_a_forms_wide_lines_do_not_make_its_ragged_halves_columns():
