@@ -215,7 +215,13 @@ CRNN_HANDWRITING_FIRST_COMMAND = shlex.join([
     *ENGINE_STAGE_SETTINGS,
     "--learning_rate=3e-4", "--warmup_steps=200", "--max_steps=3500", "--seed=42",
     "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit 81ab912)"
-"""The first `crnn-handwriting`, which the release goes on training."""
+"""The first `crnn-handwriting`, which the second goes on training."""
+CRNN_HANDWRITING_SECOND_COMMAND = shlex.join([
+    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-handwriting", f"--dataset={HANDWRITING_DATA}",
+    *ENGINE_STAGE_SETTINGS,
+    "--learning_rate=2e-4", "--warmup_steps=100", "--max_steps=3000", "--max_train_minutes=95", "--seed=42",
+    "--data_seed=46", "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit 2461354)"
+"""The second `crnn-handwriting` (3,000 steps from the first's fp16 weights), which the release goes on training."""
 
 
 CRNN_LINES_FRAKTUR_COMMAND = shlex.join([
@@ -239,6 +245,11 @@ CRNN_LINES_GERMAN_COMMAND = shlex.join([
     "--warmup_steps=100", "--max_steps=1600", "--seed=44", "--output_dir=runs/crnn-lines"]) + (
     "   # released as crnn-lines on 2026-11-25 (commit 13a75ef)")
 """The command of the third `crnn-lines` (German print), which the fourth starts from."""
+CRNN_LINES_LIGATURES_COMMAND = shlex.join([
+    "textrec-train", *CRNN_LINES_GERMAN_ARGUMENTS, f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3",
+    *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=55",
+    "--seed=45", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-25 (commit e5de423)"
+"""The command of the fourth `crnn-lines` (ch, ck and tz drawn joined), which the fifth starts from."""
 
 
 RELEASES = {
@@ -264,6 +275,8 @@ RELEASES = {
         # old characters kept) on new engine lines of which 30% are German, a quarter of all in Fraktur with the
         # long s (from the second release's fp16 weights, as `crnn-lines` then named them; released on 2026-11-25),
         # then on new engine lines of which 30% are in Fraktur with ch, ck and tz drawn joined (from the third
+        # release's fp16 weights; released on 2026-11-25), then on new engine lines drawn in Fraktur from eight faces,
+        # four of them 19th-century Fraktur faces from npm (`scripts/setup.sh --release_fonts`; from the fourth
         # release's fp16 weights).
         Release(
             name="crnn-lines",
@@ -275,17 +288,20 @@ RELEASES = {
                 "--learning_rate=1e-4",
                 "--warmup_steps=100",
                 "--max_steps=2200",
-                "--max_train_minutes=55",
-                "--seed=45",
+                "--max_train_minutes=60",
+                "--seed=46",
             ),
-            earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND),
+            earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND,
+                              CRNN_LINES_LIGATURES_COMMAND),
             test_sets=LINE_TEST_SETS,
-            training_data=("200,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+            training_data=("250,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
                            "tight and loose crops; of the second 50,000, 15% in Fraktur; of the third 50,000, 30% German "
                            "text from Debian's fortunes-de and 25% in Fraktur, German lines in Fraktur spelled with the "
-                           "long s; of the last 50,000, 30% German and 30% in Fraktur with the ligatures ch, ck and tz "
-                           "drawn joined), after 120,000 clean print and handwriting-style renderings; no real image"),
+                           "long s; of the fourth 50,000, 30% German and 30% in Fraktur with the ligatures ch, ck and tz "
+                           "drawn joined; of the last 50,000 the same, the Fraktur drawn from eight faces, "
+                           "UnifrakturMaguntia, UnifrakturCook and Grenze Gotisch among them), after 120,000 clean "
+                           "print and handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
@@ -293,18 +309,19 @@ RELEASES = {
         Release(
             name="crnn-handwriting",
             architecture="crnn",
-            earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_HANDWRITING_FIRST_COMMAND),
+            earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_HANDWRITING_FIRST_COMMAND,
+                              CRNN_HANDWRITING_SECOND_COMMAND),
             train_arguments=(
                 "--model=crnn",
                 "--model_name_or_path=crnn-handwriting",
                 f"--dataset={HANDWRITING_DATA}",
                 *ENGINE_STAGE_SETTINGS,
-                "--learning_rate=2e-4",
+                "--learning_rate=1.5e-4",
                 "--warmup_steps=100",
-                "--max_steps=3000",
-                "--max_train_minutes=95",
+                "--max_steps=2700",
+                "--max_train_minutes=85",
                 "--seed=42",
-                "--data_seed=46",
+                "--data_seed=47",
             ),
             test_sets=LINE_TEST_SETS,
             training_data=("the 9,112 training lines of IAM-OnDB (real pen strokes of 1,314 forms, rendered to images; "
@@ -312,7 +329,8 @@ RELEASES = {
                            "stroke width, blur, paper, scanner effects), mixed with 50,000 lines of the data engine "
                            "(`synthetic-lines:look=captured`): 3,500 steps from `crnn-lines` as released on 2026-11-25 "
                            "(its fp16 weights; textrec commit 1f13c77), then 3,000 more from the first `crnn-handwriting` "
-                           "(its fp16 weights; textrec commit 81ab912) on new draws of the same mixture"),
+                           "(its fp16 weights; textrec commit 81ab912) and 2,700 more from the second (its fp16 weights; textrec commit "
+                           "2461354), each on new draws of the same mixture"),
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
             base_model="crnn-lines",
             datasets=("iam-ondb",),
