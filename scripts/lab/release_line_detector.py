@@ -4,6 +4,12 @@ installed) and its card, with the real-page results of `benchmark_pages.py`.
 
     python scripts/lab/release_line_detector.py --run_dir runs/line-detector-v2 \
         --pages_json scripts/lab/results/pages_development.json --pages_markdown scripts/lab/results/pages.md
+
+With `--card_only` the released weights stay and only the card's real-page results are written anew (after a change
+of the page reader or of `crnn-lines`):
+
+    python scripts/lab/release_line_detector.py --card_only \
+        --pages_json scripts/lab/results/pages_development.json --pages_markdown scripts/lab/results/pages.md
 """
 
 import argparse
@@ -19,6 +25,8 @@ from textrec.model_cards.hub import stored_state_dict
 from textrec.processing.page_reading import load_line_detector
 
 RELEASED = Path(__file__).resolve().parents[2] / "model_cards" / "released" / "line-detector"
+RELEASED_SECOND_STAGE_STEPS = 1000
+"""The steps of the released detector's second stage (its run's `trainer_state.json`), for `--card_only`."""
 TRAINING_COMMANDS = (
     "textrec-train-line-detector --seed 0 --num_train_pages 2400 --num_eval_pages 100 --crop_size 448 "
     "--per_device_train_batch_size 8 --learning_rate 2e-3 --warmup_steps 100 --max_steps 1200 "
@@ -95,18 +103,24 @@ def main() -> None:
     parser.add_argument("--pages_json", required=True, help="benchmark_pages.py --output_json, read with this detector")
     parser.add_argument("--pages_markdown", required=True, help="benchmark_pages.py --output_markdown")
     parser.add_argument("--destination", type=Path, default=RELEASED)
+    parser.add_argument("--card_only", action="store_true",
+                        help="Keep the released weights in --destination; write only its card, with these results.")
     args = parser.parse_args()
 
-    model, processor = load_line_detector(args.run_dir)
-    state = json.loads((Path(args.run_dir) / "trainer_state.json").read_text())
     rows = json.loads(Path(args.pages_json).read_text())
-    if args.destination.exists():
-        shutil.rmtree(args.destination)
-    args.destination.mkdir(parents=True)
-    model.save_pretrained(args.destination, state_dict=stored_state_dict(model, torch.float16))
-    processor.save_pretrained(args.destination)
-    for code in args.destination.glob("*.py"):  # a release's code is textrec's own; textrec-export copies it out
-        code.unlink()
+    if args.card_only:
+        model, _ = load_line_detector(str(args.destination))
+        steps = RELEASED_SECOND_STAGE_STEPS
+    else:
+        model, processor = load_line_detector(args.run_dir)
+        steps = json.loads((Path(args.run_dir) / "trainer_state.json").read_text())["global_step"]
+        if args.destination.exists():
+            shutil.rmtree(args.destination)
+        args.destination.mkdir(parents=True)
+        model.save_pretrained(args.destination, state_dict=stored_state_dict(model, torch.float16))
+        processor.save_pretrained(args.destination)
+        for code in args.destination.glob("*.py"):  # a release's code is textrec's own; textrec-export copies it out
+            code.unlink()
     matched = sum(row["matched"] for row in rows)
     detected, lines = sum(row["detected"] for row in rows), sum(row["lines"] for row in rows)
     cer = sum(row["errors"] for row in rows) / sum(row["chars"] for row in rows)
@@ -125,7 +139,7 @@ def main() -> None:
                     {"type": "cer", "value": round(100 * cer, 2), "name": "page CER with crnn-lines"}],
     }]}]
     body = CARD.format(parameters=f"{model.num_parameters():,}", repo="line-detector",
-                       train_pages=2400, steps=state["global_step"], commands="\n".join(TRAINING_COMMANDS),
+                       train_pages=2400, steps=steps, commands="\n".join(TRAINING_COMMANDS),
                        table=Path(args.pages_markdown).read_text(encoding="utf-8").strip())
     ModelCard(f"---\n{ModelCardData(**data).to_yaml()}\n---\n{body}").save(args.destination / "README.md")
     print(f"line-detector: packaged in {args.destination}", file=sys.stderr)
