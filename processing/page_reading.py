@@ -310,7 +310,7 @@ def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[floa
     lengths = ends[1] - starts[1]
     long_run = lengths >= RULE_MIN_RUN_HEIGHTS * line_height
     covered = np.bincount(starts[0][long_run], weights=lengths[long_run], minlength=rows)
-    across = covered >= RULE_MIN_SHARE * (upright[:, 2].max() - upright[:, 0].min())
+    across = (covered > 0) & (covered >= RULE_MIN_SHARE * (upright[:, 2].max() - upright[:, 0].min()))
     return [(start + end - 1) / 2 * math.cos(skew) for start, end in _runs_of(across)
             if end - start <= max(3.0, RULE_MAX_HEIGHTS * line_height) + wander]
 
