@@ -311,15 +311,19 @@ def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[floa
     long_run = lengths >= RULE_MIN_RUN_HEIGHTS * line_height
     covered = np.bincount(starts[0][long_run], weights=lengths[long_run], minlength=rows)
     across = (covered > 0) & (covered >= RULE_MIN_SHARE * (upright[:, 2].max() - upright[:, 0].min()))
-    return [(start + end - 1) / 2 * math.cos(skew) for start, end in _runs_of(across)
+    return [(start + end - 1) / 2 * math.cos(skew) for start, end in runs_of(across)
             if end - start <= max(3.0, RULE_MAX_HEIGHTS * line_height) + wander]
 
 
-def _runs_of(flags: np.ndarray) -> list[tuple[int, int]]:
-    """The `[start, end)` index ranges of the runs of True in `flags`."""
-    padded = np.concatenate([[False], flags, [False]]).astype(np.int8)
-    edges = np.flatnonzero(np.diff(padded))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+def runs_of(flags: np.ndarray, gap: int = 1) -> list[tuple[int, int]]:
+    """The `[start, end)` index ranges of the runs of True in `flags`, runs closer than `gap` merged."""
+    runs: list[tuple[int, int]] = []
+    for start, end in np.flatnonzero(np.diff(np.concatenate([[0], flags.astype(np.int8), [0]]))).reshape(-1, 2).tolist():
+        if runs and start - runs[-1][1] < gap:
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+    return runs
 
 
 def _sections(boxes: np.ndarray, rules: Sequence[float], line_height: float) -> list[tuple[list[int], float | None]]:

@@ -107,33 +107,22 @@ def projection_profile_lines(page) -> dict:
     bands at empty rows, each band cut into runs at column gaps wider than its height. No deskew, no columns."""
     from textrec.processing.image_processing_line_detection import box_to_polygon, page_has_light_text
     from textrec.processing.image_processing_text_recognition import otsu_threshold
+    from textrec.processing.page_reading import runs_of
 
     grey = np.asarray(page.convert("L"), dtype=np.uint8)
     if page_has_light_text(grey):
         grey = 255 - grey
     ink = grey < otsu_threshold(grey)
     boxes = []
-    for top, bottom in _runs(ink.sum(axis=1) > max(2, 0.002 * ink.shape[1])):
+    for top, bottom in runs_of(ink.sum(axis=1) > max(2, 0.002 * ink.shape[1])):
         height = bottom - top
         if height < 4:
             continue
         columns = ink[top:bottom].any(axis=0)
-        for left, right in _runs(columns, gap=height):
+        for left, right in runs_of(columns, gap=height):
             if right - left >= height / 2:
                 boxes.append([float(left), float(top), float(right), float(bottom)])
     return {"scores": [1.0] * len(boxes), "boxes": boxes, "polygons": [box_to_polygon(box) for box in boxes]}
-
-
-def _runs(flags: np.ndarray, gap: int = 1) -> list[tuple[int, int]]:
-    """The runs of True in `flags`, runs closer than `gap` merged."""
-    runs = []
-    for index in np.flatnonzero(np.diff(np.concatenate([[0], flags.astype(np.int8), [0]]))).reshape(-1, 2):
-        start, end = int(index[0]), int(index[1])
-        if runs and start - runs[-1][1] < gap:
-            runs[-1] = (runs[-1][0], end)
-        else:
-            runs.append((start, end))
-    return runs
 
 
 def tesseract_page(path: Path, lang: str) -> tuple[str, float]:
