@@ -234,3 +234,61 @@ def test_web_font_subsets_merge_into_one_truetype_file_per_weight(tmp_path):
     assert [path.name for path in every_weight] == ["test-fraktur-400-normal.ttf", "test-fraktur-700-normal.ttf"]
     with pytest.raises(FileNotFoundError, match="in weights 300"):
         merge_web_font_subsets(tmp_path / "package", tmp_path / "none", weights=("300",))
+
+
+def _font_with_f(path) -> None:
+    """A TrueType font of ``x`` (a 500-unit square) and a Fraktur-like ``f``: a stem (x 100-200), a bar across it at
+    the x-height (x 50-350), a hook right of its top (x 200-400)."""
+    from fontTools.fontBuilder import FontBuilder
+    from fontTools.pens.ttGlyphPen import TTGlyphPen
+
+    def rectangles(*boxes):
+        pen = TTGlyphPen(None)
+        for x_min, y_min, x_max, y_max in boxes:
+            pen.moveTo((x_min, y_min)), pen.lineTo((x_min, y_max)), pen.lineTo((x_max, y_max))
+            pen.lineTo((x_max, y_min)), pen.closePath()
+        return pen.glyph()
+
+    builder = FontBuilder(1000, isTTF=True)
+    builder.setupGlyphOrder([".notdef", "f", "x"])
+    builder.setupCharacterMap({ord("f"): "f", ord("x"): "x"})
+    builder.setupGlyf({".notdef": rectangles(), "x": rectangles((0, 0, 500, 500)),
+                       "f": rectangles((100, 0, 200, 800), (50, 450, 350, 520), (200, 750, 400, 800))})
+    builder.setupHorizontalMetrics({".notdef": (500, 0), "f": (450, 50), "x": (550, 0)})
+    builder.setupHorizontalHeader(ascent=900, descent=-200)
+    builder.setupNameTable({"familyName": "Test F", "styleName": "Regular"})
+    builder.setupOS2()
+    builder.setupPost()
+    builder.save(path)
+
+
+def test_a_face_without_the_long_s_gets_one_made_from_its_f(tmp_path):
+    """The long s is the f without the part of its bar right of the stem: the left nub, the stem and the hook stay,
+    the advance is the f's; a face with a long s, or without an f, is left as it is."""
+    from fontTools.ttLib import TTFont
+    from PIL import Image, ImageDraw, ImageFont
+
+    from textrec.processing.data.fonts import LONG_S, add_long_s
+
+    _font_with_f(tmp_path / "f.ttf")
+    font = TTFont(tmp_path / "f.ttf")
+    assert add_long_s(font)
+    font.save(tmp_path / "long-s.ttf")
+    assert not add_long_s(TTFont(tmp_path / "long-s.ttf"))  # has one now
+    drawn = ImageFont.truetype(str(tmp_path / "long-s.ttf"), 100)  # 1 unit = 0.1 px; baseline at y 90
+    assert drawn.getlength(LONG_S) == drawn.getlength("f") == 45
+
+    def ink(character):
+        image = Image.new("L", (60, 120), 255)
+        ImageDraw.Draw(image).text((0, 90), character, font=drawn, fill=0, anchor="ls")
+        return np.asarray(image) < 128
+
+    f, long_s = ink("f"), ink(LONG_S)
+    bar, hook, foot = slice(90 - 51, 90 - 46), slice(90 - 79, 90 - 76), slice(90 - 30, 90 - 2)
+    assert f[bar, 25:34].all() and not long_s[bar, 25:34].any()  # right of the stem: the bar is cut away
+    assert long_s[bar, 6:9].all() and long_s[bar, 11:19].all()  # the left nub and the stem stay
+    assert np.array_equal(f[hook], long_s[hook]) and np.array_equal(f[foot], long_s[foot])
+
+    other = tmp_path / "no-f.ttf"
+    _web_font_subset(other, "abs")
+    assert not add_long_s(TTFont(other))

@@ -190,6 +190,89 @@ def fonts_fingerprint(paths: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
+LONG_S = "ſ"
+"""The long s, which German print before 1900 sets at the start and inside of syllables (round s at their end)."""
+LONG_S_GLYPH_NAME = "longs"
+
+
+def _glyph_outline(glyph_set, name: str):
+    import pathops
+
+    outline = pathops.Path()
+    glyph_set[name].draw(outline.getPen(glyphSet=glyph_set))
+    return outline
+
+
+def _rectangle(x_min: float, y_min: float, x_max: float, y_max: float):
+    import pathops
+
+    rectangle = pathops.Path()
+    rectangle.moveTo(x_min, y_min)
+    rectangle.lineTo(x_max, y_min)
+    rectangle.lineTo(x_max, y_max)
+    rectangle.lineTo(x_min, y_max)
+    rectangle.close()
+    return rectangle
+
+
+def _ink_bounds(outline, y_min: float, y_max: float, x_min: float = -1e6) -> tuple[float, ...] | None:
+    """The bounds of the outline's ink between heights ``y_min`` and ``y_max`` right of ``x_min``; None if none."""
+    import pathops
+
+    bounds = pathops.op(outline, _rectangle(x_min, y_min, 1e6, y_max), pathops.PathOp.INTERSECTION).bounds
+    return None if bounds == (0.0, 0.0, 0.0, 0.0) else bounds
+
+
+def add_long_s(font: TTFont) -> bool:
+    """Give a TrueType font without the long s (``ſ``, U+017F) one made from its ``f``: the part of the f's bar right
+    of the stem cut away, its left nub and its hook kept, as Fraktur print casts the long s.
+
+    Google's UnifrakturMaguntia and UnifrakturCook (as Fontsource packages them) have no long s, which German print
+    before 1900 sets in most words with an s; without one the data engine sets their s round, and a reader trained on
+    it reads the print's long s as ``f``. The stem is measured low in the x-height (below the bar); the bar is the
+    first run of ink right of it going up from a third of the x-height.
+
+    Returns:
+        Whether a long s was added (not where the font has one already, lacks ``f`` or ``x``, or has no ``glyf``
+        outlines).
+    """
+    import pathops
+    from fontTools.pens.cu2quPen import Cu2QuPen
+    from fontTools.pens.ttGlyphPen import TTGlyphPen
+
+    character_map = font.getBestCmap() or {}
+    if ord(LONG_S) in character_map or "glyf" not in font or not {ord("f"), ord("x")} <= set(character_map):
+        return False
+    glyph_set = font.getGlyphSet()
+    f_name = character_map[ord("f")]
+    f_outline = _glyph_outline(glyph_set, f_name)
+    x_height = _glyph_outline(glyph_set, character_map[ord("x")]).bounds[3]
+    step = x_height / 40
+    stem = _ink_bounds(f_outline, 0.15 * x_height, 0.25 * x_height)
+    if stem is None:
+        return False
+    right_of_stem = stem[2] + step
+    bar_bottom = 0.3 * x_height
+    while bar_bottom < 2 * x_height and not _ink_bounds(f_outline, bar_bottom, bar_bottom + step, right_of_stem):
+        bar_bottom += step
+    bar_top = bar_bottom
+    while bar_top < 2 * x_height and _ink_bounds(f_outline, bar_top, bar_top + step, right_of_stem):
+        bar_top += step
+    if bar_top == bar_bottom:  # no bar right of the stem: the f is a long s already
+        return False
+    long_s = pathops.op(f_outline, _rectangle(right_of_stem, bar_bottom - step, f_outline.bounds[2] + x_height, bar_top),
+                        pathops.PathOp.DIFFERENCE)
+    pen = TTGlyphPen(None)
+    long_s.draw(Cu2QuPen(pen, max_err=1.0))
+    font["glyf"][LONG_S_GLYPH_NAME] = pen.glyph()
+    font["hmtx"][LONG_S_GLYPH_NAME] = font["hmtx"][f_name]
+    font.setGlyphOrder(font["glyf"].glyphOrder)
+    for table in font["cmap"].tables:
+        if table.isUnicode():
+            table.cmap[ord(LONG_S)] = LONG_S_GLYPH_NAME
+    return True
+
+
 WEB_FONT_SUBSETS = ("latin", "latin-ext")
 """The Unicode-range subsets of a web font package that :func:`merge_web_font_subsets` joins (Latin with its
 extension, where letters like the long s ``ſ`` lie)."""
@@ -203,7 +286,8 @@ def merge_web_font_subsets(
     Web font packages (Fontsource's npm packages, as ``scripts/setup.sh --release_fonts`` fetches the Fraktur faces
     that Debian does not package) split each font into files by Unicode range,
     ``files/<name>-<subset>-<weight>-<style>.woff``. The :data:`WEB_FONT_SUBSETS` files of each weight and style are
-    merged into ``destination/<name>-<weight>-<style>.ttf``, which the font discovery then reads like any installed font.
+    merged into ``destination/<name>-<weight>-<style>.ttf``, which the font discovery then reads like any installed font;
+    a face without the long s gets one made from its f (:func:`add_long_s`).
     ``weights`` (``("400", "700")``) keeps only those; None keeps every weight.
 
     Returns:
@@ -234,6 +318,8 @@ def merge_web_font_subsets(
                     truetype.append(str(Path(unpacked) / f"{subset}.ttf"))
                     font.save(truetype[-1])
             merged = Merger().merge(truetype) if len(truetype) > 1 else TTFont(truetype[0])
+            if add_long_s(merged):
+                logger.info("%s: no long s; one made from its f", key)
             written.append(destination / f"{key}.ttf")
             merged.save(written[-1])
     return written

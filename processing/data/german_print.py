@@ -15,12 +15,11 @@ import unicodedata
 
 import numpy as np
 
-from .fonts import PRINTABLE_ASCII
+from .fonts import LONG_S, PRINTABLE_ASCII
 from .text_sampling import FORTUNES_DIR, fortune_files, fortune_tokens
 
 GERMAN_FORTUNES_DIR = FORTUNES_DIR / "de"
 GERMAN_LETTERS = "ÄÖÜäöüß"
-LONG_S = "ſ"
 HISTORIC_PRINT_MARKS = LONG_S + "„“—»«"
 """The long s, German and French quotation marks and the em dash, as 19th-century print sets them."""
 GERMAN_PRINT_CHARACTERS = GERMAN_LETTERS + HISTORIC_PRINT_MARKS
