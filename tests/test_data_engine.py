@@ -1,6 +1,8 @@
 """The data engine (`look="captured"`): scanner and camera effects, scene composites, and the real sets that
 measure what it is for."""
 
+import re
+
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
@@ -150,6 +152,22 @@ def test_historic_spelling_sets_long_s_german_quotes_and_dashes():
     assert decomposed_umlauts("Grüße") == "Gru\u0308ße" and decomposed_umlauts("abc") == "abc"
 
 
+def test_a_word_broken_at_the_line_end_is_labelled_as_the_transcriptions_write_the_double_hyphen():
+    """The last word is cut after its second letter at the earliest and two before its end at the latest, and ends
+    in the double hyphen's label; it is drawn as the face's hyphen, an em dash after a space staying one."""
+    import numpy as np
+
+    from textrec.processing.data.german_print import DOUBLE_HYPHEN_LABEL, as_printed, break_last_word
+
+    rng = np.random.default_rng(0)
+    broken = {break_last_word("Er ging nach Geſchichte", rng) for _ in range(200)}
+    assert broken == {f"Er ging nach {'Geſchichte'[:cut]}{DOUBLE_HYPHEN_LABEL}" for cut in range(2, 9)}
+    assert break_last_word("Er ging nach Hof", rng) == "Er ging nach Hof"  # too short to break
+    assert break_last_word("Er ging 1848.", rng) == "Er ging 1848."
+    assert as_printed("nach Geſchich—") == "nach Geſchich-" and as_printed("nach Hauſe —") == "nach Hauſe —"
+    assert as_printed("ein — kurzer") == "ein — kurzer"
+
+
 def test_german_lines_carry_german_letters_and_long_s_only_where_drawn_in_fraktur():
     """German lines (Debian's fortunes-de) label what is drawn: umlauts and ß in roman type, the long s and
     German quotes too in Fraktur; every label stays within printable ASCII and the German print characters."""
@@ -171,6 +189,7 @@ def test_german_lines_carry_german_letters_and_long_s_only_where_drawn_in_fraktu
     in_roman = [row["text"] for row in lines if row["font"] not in fraktur_names]
     assert in_fraktur and in_roman
     assert not any("ſ" in text for text in in_roman)
+    assert not any(re.search(r"[^\W\d_]—$", text) for text in in_roman)  # words broken at the end only in Fraktur
     assert any("ſ" in text for text in in_fraktur)
     assert any(set(text) & set("äöüß") for text in lines["text"])
     without_long_s = {path.name for path, _ in fraktur_fonts() if not font_covers(path, "ſ")}

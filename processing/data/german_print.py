@@ -27,6 +27,11 @@ GERMAN_PRINT_CHARACTERS = GERMAN_LETTERS + HISTORIC_PRINT_MARKS
 GUILLEMETS_SHARE = 0.25
 """Share of historic lines quoting with »guillemets« instead of „German quotes“."""
 COMBINING_DIAERESIS = "\u0308"
+DOUBLE_HYPHEN_LABEL = "—"
+"""How the Deutsches Textarchiv's transcriptions (OCR-D's line ground truth) write Fraktur's double hyphen ``⸗``, which
+breaks a word at the end of a line; the faces draw it as their hyphen (:func:`as_printed`)."""
+LINE_END_HYPHEN_SHARE = 0.15
+"""Share of historic lines that end in a word broken with the double hyphen (about one in seven of a book page's)."""
 
 _WORD_CHARACTERS = frozenset(PRINTABLE_ASCII.replace(" ", "") + GERMAN_LETTERS)
 
@@ -78,6 +83,23 @@ def historic_spelling(text: str, rng: np.random.Generator) -> str:
     text = re.sub('"', lambda match: next(quotes), text)
     text = re.sub(r" --?(?= |$)", " —", text)
     return long_s(text)
+
+
+def break_last_word(text: str, rng: np.random.Generator) -> str:
+    """``text`` with its last word broken at the line's end, as a book page hyphenates: cut after one of its letters
+    (two kept and two dropped at least) and ended with the double hyphen (:data:`DOUBLE_HYPHEN_LABEL`); a line
+    ending otherwise than in a word of four letters or more is returned as it is."""
+    match = re.search(r"[^\W\d_]{4,}$", text)
+    if match is None:
+        return text
+    cut = match.start() + int(rng.integers(2, len(match[0]) - 1))
+    return text[:cut] + DOUBLE_HYPHEN_LABEL
+
+
+def as_printed(text: str) -> str:
+    """What Fraktur print draws for the label ``text``: a double hyphen ending the line after a letter as the face's
+    hyphen (Fraktur faces draw it double and oblique); an em dash after a space stays one."""
+    return re.sub(rf"(?<=[^\W\d_]){DOUBLE_HYPHEN_LABEL}$", "-", text)
 
 
 def decomposed_umlauts(text: str) -> str:

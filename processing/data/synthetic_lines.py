@@ -41,7 +41,10 @@ from .german_print import (
     COMBINING_DIAERESIS,
     GERMAN_LETTERS,
     GERMAN_PRINT_CHARACTERS,
+    LINE_END_HYPHEN_SHARE,
     LONG_S,
+    as_printed,
+    break_last_word,
     decomposed_umlauts,
     german_corpus_fingerprint,
     historic_spelling,
@@ -52,7 +55,7 @@ from .text_sampling import corpus_fingerprint, sample_text
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever rendering changes, so that older cache entries are not reused."""
 
 LINE_STYLES = (*FONT_STYLES, "mixed")
@@ -207,13 +210,16 @@ def _render_example(
     if fraktur_share and rng.random() < fraktur_share:  # drawn only when asked: other lines stay as they were
         path, math_alphabet = fraktur[int(rng.integers(len(fraktur)))]
         if german:
-            text = drawn = historic_spelling(text, rng)
+            text = historic_spelling(text, rng)
+            if rng.random() < LINE_END_HYPHEN_SHARE:
+                text = break_last_word(text, rng)
         if not font_covers(path, LONG_S):  # a face without the long s sets every s round
-            text = drawn = text.replace(LONG_S, "s")
+            text = text.replace(LONG_S, "s")
+        drawn = as_printed(text)
         joined_pairs = FRAKTUR_LIGATURES
         if math_alphabet:
             bold = rng.random() < FRAKTUR_BOLD_SHARE
-            drawn = to_math_fraktur(decomposed_umlauts(text), bold=bold)
+            drawn = to_math_fraktur(decomposed_umlauts(drawn), bold=bold)
             joined_pairs = tuple(to_math_fraktur(pair, bold=bold) for pair in FRAKTUR_LIGATURES)
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
     image = render_line(drawn, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
