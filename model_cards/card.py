@@ -235,6 +235,18 @@ def card_metadata(
     )
 
 
+def ctc_reading(model) -> str:
+    """How the model's CTC decoding reads, for its card: best path, or prefix beam search with its character n-gram
+    (`generation_config.num_beams` above 1, CRNN)."""
+    language_model = getattr(model, "language_model", None)
+    num_beams = model.generation_config.num_beams or 1
+    if language_model is None or num_beams <= 1:
+        return "the CTC head's best path"
+    search = model.generation_config
+    return (f"the CTC head read by prefix beam search ({num_beams} beams) with its character {language_model.order}-gram "
+            f"(weight {search.language_model_weight}, length bonus {search.length_bonus}; `num_beams=1`: best path)")
+
+
 def render_model_card(
     *,
     model,
@@ -328,6 +340,7 @@ def render_model_card(
         metric_names=[METRIC_NAMES[name] for name in METRIC_NAMES if name in evaluations[named[dataset_name][0]]],
         training_command=training_command,
         decoding=decoding,
+        ctc_reading=ctc_reading(model),
         has_decoder=bool(getattr(model.config, "is_encoder_decoder", False)),
         training_data=training_data,
         data_terms=data_terms,

@@ -28,12 +28,14 @@ import warnings
 from pathlib import Path
 from unittest import mock
 
+import numpy as np
 import torch
 from torch import nn
 
 from textrec.model_cards import resolve_model_path
 from textrec.model_cards.hub import check_folder_for_export
 
+from ..modeling.crnn import ctc_beam_search
 from . import textrec_onnx
 from .inference import SORT_WINDOW_BATCHES, load_recognizer
 from .pipeline_text_recognition import available_decodings, preferred_decoding
@@ -58,7 +60,8 @@ captured look (scans and photos of print, `synthetic-lines:look=captured`), so t
 READER_FILE = Path(textrec_onnx.__file__).name
 """The reader, copied into the folder as it is."""
 EXPORTED_FILES = (textrec_onnx.MODEL_FILE, textrec_onnx.INT8_MODEL_FILE, textrec_onnx.CONFIG_FILE,
-                  textrec_onnx.TOKENIZER_FILE, READER_FILE, "README.md")
+                  textrec_onnx.TOKENIZER_FILE, READER_FILE, "README.md", textrec_onnx.LANGUAGE_MODEL_FILE,
+                  textrec_onnx.BEAM_SEARCH_FILE)
 """What an ONNX export writes: `overwrite` replaces these and nothing else."""
 
 
@@ -237,7 +240,28 @@ def reader_config(model, processor, name: str) -> dict:
         "blank_token_id": model.config.pad_token_id,
         "eos_token_id": model.config.eos_token_id,
         "sort_window_batches": SORT_WINDOW_BATCHES,
+        **ctc_search_config(model),
     }
+
+
+def ctc_search_config(model) -> dict:
+    """How the model's `ctc_decode()` searches where it does more than best path (CRNN with `num_beams` above 1 in
+    its generation config, with its character n-gram if it has one): `ctc_search`, and `language_model` naming the
+    tables' file; nothing for best path."""
+    num_beams = (model.generation_config.num_beams or 1) if hasattr(model, "language_model") else 1
+    if num_beams <= 1:
+        return {}
+    special = {model.config.bos_token_id, model.config.eos_token_id, getattr(model.config, "unk_token_id", None)}
+    config = {"ctc_search": {
+        "num_beams": num_beams,
+        "language_model_weight": getattr(model.generation_config, "language_model_weight", 0.0),
+        "length_bonus": getattr(model.generation_config, "length_bonus", 0.0),
+        "skip_token_ids": sorted(special - {None, model.config.pad_token_id}),
+    }}
+    if model.language_model is not None:
+        config["language_model"] = {"file": textrec_onnx.LANGUAGE_MODEL_FILE, "order": model.language_model.order,
+                                    "vocab_size": model.language_model.vocab_size}
+    return config
 
 
 ONNX_CARD_SECTION = """# {name} (ONNX)
@@ -320,5 +344,11 @@ def export_onnx(model_name_or_path: str, output_dir: str | Path, overwrite: bool
     (output_dir / textrec_onnx.CONFIG_FILE).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
     processor.tokenizer.backend_tokenizer.save(str(output_dir / textrec_onnx.TOKENIZER_FILE))
     shutil.copyfile(textrec_onnx.__file__, output_dir / READER_FILE)
+    if "ctc_search" in config:
+        shutil.copyfile(Path(ctc_beam_search.__file__), output_dir / textrec_onnx.BEAM_SEARCH_FILE)
+    if "language_model" in config:
+        np.savez(output_dir / textrec_onnx.LANGUAGE_MODEL_FILE,
+                 **{name: buffer.float().numpy() if buffer.is_floating_point() else buffer.numpy()
+                    for name, buffer in model.language_model.state_dict().items()})
     write_card(source, output_dir, model, processor, name)
     return output_dir

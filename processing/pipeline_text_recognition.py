@@ -19,6 +19,7 @@ import copy
 import os
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch.utils.data import DataLoader
 from transformers import AutoModelForImageTextToText, Pipeline
@@ -62,17 +63,23 @@ def preferred_decoding(model) -> str:
     return decoding
 
 
+def _ctc_search(generate_kwargs: dict) -> dict:
+    """The part of `generate_kwargs` that CTC decoding takes."""
+    return {"num_beams": generate_kwargs["num_beams"]} if generate_kwargs.get("num_beams") else {}
+
+
 def read_batch(model, inputs, decoding: str | None = None, **generate_kwargs):
     """The token ids of one processed batch (`processor(images=..., return_tensors="pt")`) read with `decoding`
     (default: the model's `preferred_decoding`): `ctc_decode()`, `joint_decode()` or the attention decoder
     through `generate()`; decode them with `processor.batch_decode(..., skip_special_tokens=True)`.
 
     Args:
-        generate_kwargs: `num_beams`, `max_new_tokens`, ... for the decoder's search (not used by `"ctc"`).
+        generate_kwargs: `num_beams`, `max_new_tokens`, ... for the decoder's search; `"ctc"` takes `num_beams` alone
+            (prefix beam search where the model has it, as CRNN does; default: the generation config's).
     """
     decoding = decoding or preferred_decoding(model)
     if decoding == "ctc":
-        return model.ctc_decode(**inputs)
+        return model.ctc_decode(**inputs, **_ctc_search(generate_kwargs))
     if decoding == "joint":
         return model.joint_decode(**inputs, **generate_kwargs)
     if preferred_decoding(model) != "attention":  # textrec's generate() reads as the generation config prefers
@@ -146,16 +153,65 @@ class BatchReading:
     alignments: list[CTCAlignment | None]
 
 
-def ctc_confidences(logits: torch.Tensor, blank_token_id: int, attention_mask: torch.Tensor | None = None):
+def ctc_forced_path(log_probs: np.ndarray, token_ids: list[int], blank_token_id: int) -> list[int] | None:
+    """The most probable frame-by-frame path of CTC that reads `token_ids` (Viterbi over the tokens with blanks
+    between them): one token id per frame of `log_probs (frames, vocab_size)`; None if the frames are too few."""
+    states = [blank_token_id]
+    for token in token_ids:
+        states += [token, blank_token_id]
+    frame_count, state_count = len(log_probs), len(states)
+    scores = np.full((frame_count, state_count), -np.inf)
+    came_from = np.zeros((frame_count, state_count), dtype=np.int64)
+    emissions = log_probs[:, states]
+    scores[0, 0] = emissions[0, 0]
+    if state_count > 1:
+        scores[0, 1] = emissions[0, 1]
+    skippable = np.array([s >= 2 and states[s] != blank_token_id and states[s] != states[s - 2]
+                          for s in range(state_count)])
+    for frame in range(1, frame_count):
+        previous = scores[frame - 1]
+        stay, step = previous, np.concatenate([[-np.inf], previous[:-1]])
+        skip = np.where(skippable, np.concatenate([[-np.inf, -np.inf], previous[:-2]]), -np.inf)
+        choices = np.stack([stay, step, skip])
+        best = choices.argmax(axis=0)
+        scores[frame] = choices[best, np.arange(state_count)] + emissions[frame]
+        came_from[frame] = np.arange(state_count) - best
+    ends = [state_count - 1] + ([state_count - 2] if state_count > 1 else [])
+    state = max(ends, key=lambda end: scores[-1, end])
+    if not np.isfinite(scores[-1, state]):
+        return None
+    path = [state]
+    for frame in range(frame_count - 1, 0, -1):
+        state = int(came_from[frame, state])
+        path.append(state)
+    return [states[state] for state in reversed(path)]
+
+
+def ctc_confidences(logits: torch.Tensor, blank_token_id: int, attention_mask: torch.Tensor | None = None,
+                    sequences: torch.LongTensor | None = None, eos_token_id: int | None = None):
     """Per line, `(token_ids, token_confidences, confidence, alignment)` of the CTC best path of `logits`
     (`(batch, frames, vocab_size)`, the CTC head's; `attention_mask (batch, frames)` marks real frames, which come
     first). The tokens are the best path's, as `ctc_greedy_decode` reads them: the most probable token of each
-    frame, repeats merged, blanks dropped."""
-    probabilities, best = logits.float().softmax(dim=-1).max(dim=-1)
+    frame, repeats merged, blanks dropped; or, where `sequences` (read by beam search, up to `eos_token_id`) say
+    otherwise, theirs, each frame given the token of the most probable path that reads them
+    (`ctc_forced_path`)."""
+    log_probs = logits.float().log_softmax(dim=-1)
+    probabilities, best = log_probs.exp().max(dim=-1)
     frame_counts = attention_mask.long().sum(dim=1).tolist() if attention_mask is not None else [best.shape[1]] * len(best)
     readings = []
     for row, frame_count in enumerate(frame_counts):
         tokens, row_probabilities = best[row, :frame_count].tolist(), probabilities[row, :frame_count].tolist()
+        if sequences is not None:
+            read = sequences[row].tolist()
+            read = read[:read.index(eos_token_id)] if eos_token_id in read else read
+            best_path = [token for frame, token in enumerate(tokens)
+                         if token != blank_token_id and (frame == 0 or token != tokens[frame - 1])]
+            if read != best_path:
+                frame_log_probs = log_probs[row, :frame_count].numpy()
+                path = ctc_forced_path(frame_log_probs, read, blank_token_id)
+                if path is not None:
+                    tokens = path
+                    row_probabilities = np.exp(frame_log_probs[np.arange(frame_count), path]).tolist()
         # A run of equal best tokens is one character (or a blank); a character's frames are its run.
         starts = [frame for frame in range(frame_count) if frame == 0 or tokens[frame] != tokens[frame - 1]]
         runs = zip(starts, [*starts[1:], frame_count])
@@ -197,11 +253,12 @@ def read_batch_with_confidences(model, inputs, decoding: str | None = None, **ge
     function); the sequences are `read_batch`'s."""
     decoding = decoding or preferred_decoding(model)
     if decoding == "ctc":
-        output = model.ctc_decode(**inputs, return_dict_in_generate=True)
+        output = model.ctc_decode(**inputs, return_dict_in_generate=True, **_ctc_search(generate_kwargs))
         if isinstance(output, torch.Tensor):
             raise ValueError(f"{type(model).__name__}.ctc_decode gives no logits (its code predates confidences): "
                              "export the model again with this textrec to read it with confidences.")
-        readings = ctc_confidences(output.logits, model.config.pad_token_id, output.attention_mask)
+        readings = ctc_confidences(output.logits, model.config.pad_token_id, output.attention_mask,
+                                   output.sequences, model.config.eos_token_id)
         return BatchReading(
             sequences=output.sequences,
             token_ids=[reading[0] for reading in readings],

@@ -13,14 +13,17 @@ or from Python, with `DIR` on `sys.path`:
     reader = OnnxLineReader("DIR")                                 # model_int8.onnx: OnnxLineReader("DIR", int8=True)
     reader.read(["line1.png", "line2.png"])                        # ["...", "..."]
 
-It gives the text that textrec's own reading (`textrec.processing.inference.recognize`, CTC best path) gives:
+It gives the text that textrec's own reading (`textrec.processing.inference.recognize`, CTC decoding) gives:
 it repeats the image processor's steps (`TextRecognitionImageProcessor`: 8-bit luminance, text polarity, ink crop
 and margin, bicubic resize to the model's height, normalisation, right padding with a pixel mask) with the
 settings the export wrote from that processor into `onnx_config.json`, and CTC's best path with the tokenizer's
-vocabulary. The graph returns per-column log-probabilities (`log_probs`, the blank at the pad id) and the mask
-of the columns that lie on the image (`column_mask`) for other decoders (beam search, a language model).
+vocabulary; or, where the model reads by prefix beam search with a character n-gram (`ctc_search` and
+`language_model` in `onnx_config.json`), that search (`ctc_beam_search.py`, copied beside this file, NumPy only) with
+the n-gram's tables (`language_model.npz`). The graph returns per-column log-probabilities (`log_probs`, the blank
+at the pad id) and the mask of the columns that lie on the image (`column_mask`) for other decoders.
 
-This file is textrec's `textrec.processing.textrec_onnx`, copied as it is; it imports nothing of textrec.
+This file is textrec's `textrec.processing.textrec_onnx`, copied as it is; it imports nothing of textrec but, inside
+textrec, the beam search's own file.
 """
 
 import argparse
@@ -38,7 +41,13 @@ INT8_MODEL_FILE = "model_int8.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 FORMAT = "textrec-onnx-ctc"
 """The `format` of `onnx_config.json`; its `format_version` says which settings it holds."""
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Version 2 added `ctc_search` and `language_model` (prefix beam search with a character n-gram); a version 1
+folder reads by best path as before."""
+READABLE_FORMAT_VERSIONS = (1, 2)
+LANGUAGE_MODEL_FILE = "language_model.npz"
+BEAM_SEARCH_FILE = "ctc_beam_search.py"
+"""The prefix beam search and the n-gram's lookup, copied beside this file for a model that reads with them."""
 
 RESAMPLE = Image.Resampling.BICUBIC
 MIN_INK_CONTRAST = 24
@@ -279,6 +288,21 @@ def ctc_best_path(log_probs: np.ndarray, column_mask: np.ndarray, blank_token_id
     return [row[kept].tolist() for row, kept in zip(best, keep)]
 
 
+def _beam_search_module():
+    """`ctc_beam_search.py`: the file beside this one in an exported folder, else textrec's own."""
+    beside = Path(__file__).with_name(BEAM_SEARCH_FILE)
+    if not beside.is_file():
+        from ..modeling.crnn import ctc_beam_search
+
+        return ctc_beam_search
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ctc_beam_search", beside)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class OnnxLineReader:
     """A line recognizer exported by `textrec-export --format onnx`, read with onnxruntime.
 
@@ -295,8 +319,9 @@ class OnnxLineReader:
 
         folder = Path(folder)
         config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
-        if config.get("format") != FORMAT or config.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{folder / CONFIG_FILE}: not a {FORMAT} version {FORMAT_VERSION} folder "
+        if config.get("format") != FORMAT or config.get("format_version") not in READABLE_FORMAT_VERSIONS:
+            raise ValueError(f"{folder / CONFIG_FILE}: not a {FORMAT} folder of version "
+                             f"{' or '.join(map(str, READABLE_FORMAT_VERSIONS))} "
                              f"(format {config.get('format')!r}, version {config.get('format_version')!r})")
         self.config = config
         self.preprocess = LinePreprocessor(config["image_processor"])
@@ -304,6 +329,15 @@ class OnnxLineReader:
         self.vocabulary = CTCVocabulary(tokenizer, config["eos_token_id"])
         self.blank_token_id = config["blank_token_id"]
         self.window_batches = config["sort_window_batches"]
+        self.search = config.get("ctc_search") or {}
+        self.language_model = None
+        if self.search:
+            beam_search = _beam_search_module()
+            if config.get("language_model"):
+                tables = np.load(folder / config["language_model"]["file"])
+                self.language_model = beam_search.CharacterNGramTables(
+                    config["language_model"]["order"], config["language_model"]["vocab_size"],
+                    **{name: tables[name] for name in tables.files})
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = num_threads
         options.inter_op_num_threads = 1
@@ -319,7 +353,13 @@ class OnnxLineReader:
     def read_batch(self, images: list[Image.Image]) -> list[str]:
         """The texts of one batch of loaded images (`load_image`)."""
         log_probs, column_mask = self.log_probs(images)
-        return [self.vocabulary.decode(ids) for ids in ctc_best_path(log_probs, column_mask, self.blank_token_id)]
+        if not self.search:
+            return [self.vocabulary.decode(ids) for ids in ctc_best_path(log_probs, column_mask, self.blank_token_id)]
+        search = _beam_search_module().ctc_prefix_beam_search
+        return [self.vocabulary.decode(search(
+            row[mask.astype(bool)].astype(np.float64), self.blank_token_id, self.search["num_beams"], self.language_model,
+            self.search["language_model_weight"], self.search["length_bonus"], self.vocabulary.eos_token_id,
+            frozenset(self.search["skip_token_ids"]))) for row, mask in zip(log_probs, column_mask)]
 
     def read(self, images: list, batch_size: int = 32) -> list[str]:
         """The text of each image (paths, PIL images or uint8 arrays), in order. As textrec's `recognize()`, the

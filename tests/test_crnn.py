@@ -33,14 +33,15 @@ def test_fast_preset_is_the_size_of_the_attention_models_fast_presets():
     assert 2_000_000 < CRNNForTextRecognition(CRNNConfig.from_preset("fast")).num_parameters() < 3_000_000
 
 
-def test_generate_is_ctc_best_path_and_refuses_beam_search():
+def test_generate_is_ctc_best_path_or_prefix_beam_search_and_refuses_sampling():
     model = tiny_model()
     pixel_values = torch.randn(2, 1, 32, 96)
     decoded = model.ctc_decode(pixel_values)
     torch.testing.assert_close(model.generate(pixel_values), decoded)
     assert model.generate(pixel_values=pixel_values, max_new_tokens=2).shape[1] <= 2
-    with pytest.raises(ValueError, match="best path"):
-        model.generate(pixel_values, num_beams=3)
+    torch.testing.assert_close(model.generate(pixel_values, num_beams=3), model.ctc_decode(pixel_values, num_beams=3))
+    with pytest.raises(ValueError, match="sampling does not apply"):
+        model.generate(pixel_values, do_sample=True)
     assert available_decodings(model) == ("ctc",) and preferred_decoding(model) == "ctc"
 
 
@@ -80,17 +81,30 @@ def test_textrec_train_trains_and_evaluates_it_and_recognize_reads_with_ctc(tmp_
         recognize(model, processor, sample_line_images, decoding="attention", progress=False)
 
 
-def test_model_card_reads_with_generate_which_is_best_path():
+def test_model_card_says_how_generate_reads_best_path_or_beam_search_with_the_language_model():
     from textrec.model_cards.card import render_model_card
+    from textrec.processing.language_model import attach_language_model
 
-    card = render_model_card(
-        model=tiny_model(), architecture="crnn", architecture_description="CRNN.", reads="one line of text",
-        tokens="characters", repo_id="crnn-lines",
-        dataset_name="synthetic-lines", dataset_split="test", eval_results={"cer": 0.1}, eval_samples=10,
-        training_summary="4 steps.", decoding="ctc",
-    )
-    assert "ids = model.generate(**inputs)  # CTC best path" in card.content
-    assert "attention decoder" not in card.content
+    def card_of(model):
+        return render_model_card(
+            model=model, architecture="crnn", architecture_description="CRNN.", reads="one line of text",
+            tokens="characters", repo_id="crnn-lines",
+            dataset_name="synthetic-lines", dataset_split="test", eval_results={"cer": 0.1}, eval_samples=10,
+            training_summary="4 steps.", decoding="ctc",
+        ).content
+
+    card = card_of(tiny_model())
+    assert "ids = model.generate(**inputs)  # CTC: the model has no decoder" in card
+    assert "the CTC head's best path" in card and "attention decoder" not in card
+
+    class Tokenizer:
+        def get_vocab(self):
+            return {character: 3 + index for index, character in enumerate("abcdefghijklmnop")}
+
+    model = tiny_model()
+    attach_language_model(model, Tokenizer(), ["abc", "cab"], order=3, num_beams=4)
+    card = card_of(model)
+    assert "prefix beam search (4 beams) with its character 3-gram" in card and "best path" in card
 
 
 def test_a_model_bound_by_its_data_terms_says_so_in_its_card():

@@ -24,6 +24,7 @@ IMPORT_NAMES = {
     "fontTools": "fonttools",
     "huggingface_hub": "huggingface-hub",
     "yaml": "pyyaml",
+    "pathops": "skia-pathops",
 }
 """Import names that differ from their distribution's name."""
 
@@ -56,9 +57,12 @@ def declared_requirements(extra: str | None = None) -> set[str]:
 PEER_MODULES = ("benchmark_real_data.py",)
 """Benchmarks that read with other OCR engines, declared in the `peers` extra and imported only where installed."""
 DEMO_MODULES = ("demo.py",)
+"""The demo command, whose Gradio is the `demo` extra, imported only when the app is built."""
 ONNX_MODULES = ("onnx_export.py", "textrec_onnx.py")
 """The ONNX export and its reader, whose onnx and onnxruntime are declared in the `onnx` extra."""
-"""The demo command, whose Gradio is the `demo` extra, imported only when the app is built."""
+FONTS_MODULES = ("fonts.py",)
+"""The data engine's fonts, whose outline operations (skia-pathops) are the `fonts` extra, imported only where a face
+gets a long s."""
 
 
 def imported_distributions(path: Path) -> set[str]:
@@ -97,14 +101,15 @@ def test_every_command_answers_help(command):
 
 def test_every_imported_package_is_a_declared_requirement():
     declared, with_peers, with_demo = declared_requirements(), declared_requirements("peers"), declared_requirements("demo")
-    with_onnx = declared_requirements("onnx")
+    with_onnx, with_fonts = declared_requirements("onnx"), declared_requirements("fonts")
     missing = {}
     for package_name in PACKAGES:
         root = Path(importlib.import_module(package_name).__file__).parent
         for path in sorted(root.rglob("*.py")):
             if "lab" not in path.relative_to(root).parts:
                 allowed = (with_peers if path.name in PEER_MODULES else with_demo if path.name in DEMO_MODULES
-                           else with_onnx if path.name in ONNX_MODULES else declared)
+                           else with_onnx if path.name in ONNX_MODULES
+                           else with_fonts if path.name in FONTS_MODULES else declared)
                 for distribution in imported_distributions(path) - allowed:
                     missing.setdefault(distribution, str(path))
     # The lab runs from a checkout beside the installed library (with the `peers` extra); its scripts import

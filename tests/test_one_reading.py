@@ -23,7 +23,8 @@ from textrec.model_cards.hub import export_for_hub
 from textrec.scripts.export import export_model
 from textrec.modeling import ARCHITECTURES
 from textrec.processing.inference import available_decodings, load_recognizer, recognize
-from textrec.processing.pipeline_text_recognition import read_batch
+from textrec.processing.language_model import attach_language_model
+from textrec.processing.pipeline_text_recognition import read_batch, read_batch_with_confidences
 from textrec.processing.training import ModelArguments, build_recognizer
 from textrec.processing.training.architectures import get_spec
 from textrec.scripts import recognize as recognize_cli
@@ -194,6 +195,39 @@ def test_released_folder_stores_fp16_and_loads_in_fp32(name):
     assert AutoModelForImageTextToText.from_pretrained(folder).dtype == torch.float32
 
 
+LANGUAGE_MODEL_TEXTS = ["the quick brown fox", "jumps over the lazy dog", "the end"] * 5
+
+
+def crnn_with_language_model():
+    """A tiny CRNN reading with a character trigram of a few texts, weighted so that it changes the reading."""
+    model, processor = tiny_recognizer("crnn")
+    with_decoding(model, "ctc")
+    attach_language_model(model, processor.tokenizer, LANGUAGE_MODEL_TEXTS, order=3, min_count=1, num_beams=4,
+                          language_model_weight=3.0, length_bonus=2.0)
+    return model, processor
+
+
+def test_a_crnn_with_a_language_model_reads_alike_on_every_path(line_files, tmp_path, capsys):
+    """The n-gram is saved with the weights and the search settings with the generation config: every path reads
+    with them; `num_beams=1` is best path; the confidences are those of the characters read."""
+    model, processor = crnn_with_language_model()
+    folder = tmp_path / "model"
+    export_for_hub(model, processor, folder)
+    expected = generated_texts(model, processor, line_files)
+    inputs = processor(images=line_files, return_tensors="pt")
+    best_path = processor.batch_decode(model.ctc_decode(**inputs, num_beams=1), skip_special_tokens=True)
+    assert expected != best_path
+    assert recognize(model, processor, line_files, num_beams=1, progress=False).texts == best_path
+    texts = readings(folder, model, processor, line_files, tmp_path, capsys)
+    assert {path: text for path, text in texts.items() if text != expected} == {}
+    reading = read_batch_with_confidences(model, inputs)
+    assert processor.batch_decode(reading.token_ids) == expected
+    assert all(0 < confidence <= 1 for confidence in reading.confidences)
+    assert [len(alignment.character_frames) for alignment in reading.alignments] == list(map(len, reading.token_ids))
+    reloaded = AutoModelForImageTextToText.from_pretrained(folder)
+    assert torch.equal(reloaded.language_model.ngram_keys, model.language_model.ngram_keys)
+
+
 def release_files(name: str, tmp_path: Path, count: int = 2) -> list[str]:
     """The first `count` images of the release's own test data (its guard samples where it has them), as files."""
     from textrec.processing.data import load_text_recognition_dataset
@@ -273,6 +307,16 @@ def test_exported_folders_read_alike_without_textrec(name, line_files, tmp_path)
         expected.append(recognize(model, processor, line_files, progress=False).texts)
     for (generated, piped), texts in zip(without_textrec_readings(folders, line_files, tmp_path), expected):
         assert generated == piped == texts
+
+
+@pytest.mark.slow
+def test_an_exported_crnn_with_a_language_model_reads_alike_without_textrec(line_files, tmp_path):
+    model, processor = crnn_with_language_model()
+    export_for_hub(model, processor, tmp_path / "run")
+    export_model(str(tmp_path / "run"), tmp_path / "exported")
+    expected = recognize(model, processor, line_files, progress=False).texts
+    [[generated, piped]] = without_textrec_readings([tmp_path / "exported"], line_files, tmp_path)
+    assert generated == piped == expected
 
 
 @pytest.mark.slow

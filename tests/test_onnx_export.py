@@ -161,3 +161,21 @@ def test_the_reader_reads_the_same_text_in_a_virtual_environment_without_torch(c
     model, processor = load_recognizer("crnn-lines")
     expected = recognize(model, processor, line_files, batch_size=4, progress=False).texts
     assert read.stdout.split("\n")[:-1] == expected
+
+
+@needs_onnx
+def test_a_model_reading_with_a_language_model_exports_its_search_and_reads_alike(line_files, tmp_path):
+    """The n-gram's tables, the search settings and the beam search's file go with the export; the reader reads
+    what textrec reads, which is not best path."""
+    from textrec.model_cards.hub import export_for_hub
+    from textrec.processing.onnx_export import export_onnx
+
+    from .test_one_reading import crnn_with_language_model
+
+    model, processor = crnn_with_language_model()
+    export_for_hub(model, processor, tmp_path / "model")
+    folder = export_onnx(str(tmp_path / "model"), tmp_path / "onnx", int8=False)
+    assert {"ctc_beam_search.py", "language_model.npz"} <= {path.name for path in folder.iterdir()}
+    expected = recognize(model, processor, line_files, batch_size=4, progress=False).texts
+    assert expected != recognize(model, processor, line_files, batch_size=4, num_beams=1, progress=False).texts
+    assert textrec_onnx.OnnxLineReader(folder, num_threads=1).read(line_files, batch_size=4) == expected

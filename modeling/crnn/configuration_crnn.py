@@ -24,6 +24,10 @@ class CRNNConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
         max_target_length (`int`): longest label in tokens, eos included; also the longest reading.
         initializer_range (`float`): standard deviation of embedding initialisations (none in CRNN; kept for
             the shared initialisation).
+        language_model_order (`int`): the n of the character n-gram the model reads with (`ctc_language_model.py`;
+            attached by `textrec.processing.language_model`); 0 for none.
+        language_model_ngrams, language_model_histories (`int`): the sizes of its tables (the shapes of their
+            buffers in the saved weights).
     """
 
     model_type = "textrec-crnn"
@@ -51,6 +55,9 @@ class CRNNConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
         num_layers: int = 2,
         max_target_length: int = 128,
         initializer_range: float = 0.02,
+        language_model_order: int = 0,
+        language_model_ngrams: int = 0,
+        language_model_histories: int = 0,
         pad_token_id: int = 0,
         bos_token_id: int = 1,
         eos_token_id: int = 2,
@@ -68,6 +75,9 @@ class CRNNConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
         self.num_layers = num_layers
         self.max_target_length = max_target_length
         self.initializer_range = initializer_range
+        self.language_model_order = language_model_order
+        self.language_model_ngrams = language_model_ngrams
+        self.language_model_histories = language_model_histories
         kwargs.setdefault("is_encoder_decoder", False)
         super().__init__(pad_token_id=pad_token_id, bos_token_id=bos_token_id, eos_token_id=eos_token_id, **kwargs)
 

@@ -4,9 +4,10 @@ The plain convolutional-recurrent network with CTC of Shi, Bai & Yao (TPAMI 2017
 (`crnn_vgg16_bn`) and PaddleOCR (CRNN, and the CTC branch of PP-OCR) users pick: textrec trains it beside
 its attention recognizers as their peer. The encoder is the one sharp attention reads with (`vgg_bilstm.py`).
 
-`generate()` is CTC best-path decoding (`ctc_decode()`), so that the model reads wherever a textrec
-recognizer does (`recognize()`, the `text-recognition` pipeline, `Seq2SeqTrainer` evaluation); it has no
-beam search and no sampling.
+`generate()` is CTC decoding (`ctc_decode()`), so that the model reads wherever a textrec recognizer does
+(`recognize()`, the `text-recognition` pipeline, `Seq2SeqTrainer` evaluation): best path, or, with the generation
+config's `num_beams` above 1, prefix beam search, fused with the model's character n-gram where it has one
+(`ctc_language_model.py`); no sampling.
 """
 
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_crnn import CRNNConfig
 from .ctc import CTCDecoderOutput, CTCHead, ctc_greedy_decode, ctc_loss
+from .ctc_language_model import CharacterNGramModel, ctc_beam_decode
 from .initialization import init_recognizer_weights
 from .recognizer import RecognizerEncoderOutput
 from .vgg_bilstm import VGGFeatureExtractor, check_line_images, read_columns
@@ -89,6 +91,10 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
         super().__init__(config)
         self.encoder = CRNNEncoder(config)
         self.ctc_head = CTCHead(2 * config.hidden_size, config.vocab_size)
+        self.language_model = None
+        if config.language_model_order:
+            self.language_model = CharacterNGramModel(config.language_model_order, config.vocab_size,
+                                                      config.language_model_ngrams, config.language_model_histories)
         self.post_init()
         self.generation_config.decoding = "ctc"
         # Not a copy of the model config: saved as such, it would be reloaded without `decoding`.
@@ -110,6 +116,9 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
         self._init_weights(head.classifier)
         self.ctc_head = head
         self.config.vocab_size = vocab_size
+        # The n-gram's tables are keyed by the old vocabulary: the model reads without one until another is attached.
+        self.language_model = None
+        self.config.language_model_order = self.config.language_model_ngrams = self.config.language_model_histories = 0
 
     def forward(
         self,
@@ -148,9 +157,13 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
         pixel_values: torch.FloatTensor,
         pixel_mask: torch.LongTensor | None = None,
         return_dict_in_generate: bool = False,
+        num_beams: int | None = None,
+        generation_config: GenerationConfig | None = None,
         **kwargs,
     ) -> torch.LongTensor | CTCDecoderOutput:
-        """Reads the images by CTC best path.
+        """Reads the images by CTC best path, or by prefix beam search where `num_beams` (default: the generation
+        config's, `generation_config` or the model's) is above 1, fused with the model's character n-gram where it
+        has one (by the generation config's `language_model_weight` and `length_bonus`).
 
         Args:
             return_dict_in_generate: return a `CTCDecoderOutput` (the sequences with the logits they were read
@@ -161,12 +174,28 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
             `processor.batch_decode(..., skip_special_tokens=True)`).
         """
         outputs = self(pixel_values, pixel_mask=pixel_mask)
-        sequences = ctc_greedy_decode(
-            outputs.logits,
-            blank_token_id=self.config.pad_token_id,
-            eos_token_id=self.config.eos_token_id,
-            source_mask=outputs.attention_mask,
-        )
+        search = generation_config if generation_config is not None else self.generation_config
+        num_beams = num_beams or search.num_beams or 1
+        if num_beams > 1:
+            special = {self.config.bos_token_id, self.config.eos_token_id, getattr(self.config, "unk_token_id", None)}
+            sequences = ctc_beam_decode(
+                outputs.logits,
+                blank_token_id=self.config.pad_token_id,
+                eos_token_id=self.config.eos_token_id,
+                num_beams=num_beams,
+                source_mask=outputs.attention_mask,
+                language_model=self.language_model,
+                language_model_weight=getattr(search, "language_model_weight", 0.0),
+                length_bonus=getattr(search, "length_bonus", 0.0),
+                skip_token_ids=frozenset(special - {None, self.config.pad_token_id}),
+            )
+        else:
+            sequences = ctc_greedy_decode(
+                outputs.logits,
+                blank_token_id=self.config.pad_token_id,
+                eos_token_id=self.config.eos_token_id,
+                source_mask=outputs.attention_mask,
+            )
         if return_dict_in_generate:
             return CTCDecoderOutput(sequences=sequences, logits=outputs.logits, attention_mask=outputs.attention_mask)
         return sequences
@@ -183,23 +212,23 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
         """`ctc_decode()` with `GenerationMixin.generate`'s call signature: the images as `inputs` or
         `pixel_values`, the whole reading (the same as `ctc_decode()` and the pipeline's), cut only where
         `max_new_tokens` is given in the call. Length limits of the generation config (`max_length`, which
-        `Seq2SeqTrainer` passes) do not apply to a reading that has no steps; `labels` are ignored. Beam search
-        and sampling do not apply to CTC best path and are refused, and so is a `decoding` other than `"ctc"`
-        (the argument the recognizers with a decoder take).
+        `Seq2SeqTrainer` passes) do not apply to a reading that has no steps; `labels` are ignored. `num_beams`
+        above 1 reads by prefix beam search; sampling does not apply to CTC decoding and is refused, and so is a
+        `decoding` other than `"ctc"` (the argument the recognizers with a decoder take).
 
         Returns:
             `(batch, length)` token ids ending in eos (unless cut) and padded with the pad id.
         """
         if decoding not in (None, "ctc"):
-            raise ValueError(f"CRNN has no decoder: it reads by CTC best path (decoding='ctc'), not {decoding!r}.")
+            raise ValueError(f"CRNN has no decoder: it reads by CTC (decoding='ctc'), not {decoding!r}.")
         config = generation_config if generation_config is not None else self.generation_config
         pixel_values = inputs if inputs is not None else kwargs.get("pixel_values")
         if pixel_values is None:
             raise ValueError("Pass the images as `inputs` or `pixel_values` (batch, channels, 32, width).")
-        num_beams = kwargs.get("num_beams") or config.num_beams or 1
-        if num_beams > 1 or kwargs.get("do_sample", config.do_sample):
-            raise ValueError("CRNN reads by CTC best path: beam search (num_beams > 1) and sampling do not apply.")
-        sequences = self.ctc_decode(pixel_values, pixel_mask=pixel_mask)
+        if kwargs.get("do_sample", config.do_sample):
+            raise ValueError("CRNN reads by CTC best path or prefix beam search: sampling does not apply.")
+        sequences = self.ctc_decode(pixel_values, pixel_mask=pixel_mask, num_beams=kwargs.get("num_beams"),
+                                    generation_config=config)
         limit = kwargs.get("max_new_tokens")
         return sequences[:, :limit] if limit else sequences
 

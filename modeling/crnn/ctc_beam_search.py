@@ -1,0 +1,172 @@
+"""Reading a CTC head's output with a character language model: prefix beam search with shallow fusion.
+
+CTC best path takes each frame's most probable token; it cannot prefer "the" to "tbe" when the image hesitates.
+Prefix beam search (Hannun et al., "First-Pass Large Vocabulary Continuous Speech Recognition using
+Bi-Directional Recurrent DNNs", 2014) keeps the `num_beams` most probable prefixes, each with the probability of
+the frames read so far ending in a blank and in its last character, and scores a prefix by
+
+    log P_ctc(prefix | frames) + language_model_weight * log P_lm(prefix) + length_bonus * len(prefix)
+
+(the bonus offsets the language model's cost of each character, which would otherwise favour short readings). The
+end of the line is scored by the language model too.
+
+The language model is a character n-gram with Witten-Bell interpolation (Witten & Bell 1991; Chen & Goodman
+1999): for a history h of up to `order - 1` tokens, h' that history without its first token,
+
+    P(c | h) = C(h c) / (C(h) + T(h)) + T(h) / (C(h) + T(h)) * P(c | h'),
+
+C counting the training text's n-grams and T(h) the kinds of tokens seen after h, from the uniform distribution
+over the vocabulary up. It is kept as four arrays: the n-grams' first terms (`ngram_keys` -> `ngram_weights`) and the histories' second
+factors (`history_keys` -> `history_weights`), keys being token sequences written as numbers in base
+`vocab_size + 2` (a token id plus one a digit, so that sequences of different lengths never share a key). The line's
+start pads every history with the id `vocab_size`. The tables are counted from texts by
+`textrec.processing.language_model`; a model keeps them as buffers (`ctc_language_model.py`).
+
+This file needs NumPy alone: the ONNX reader (`textrec_onnx.py`) reads with it too, where torch is not installed.
+"""
+
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def key_base(vocab_size: int) -> int:
+    """The base of the tables' keys: a digit for each token id plus one and for the line's start (`vocab_size`)."""
+    return vocab_size + 2
+
+
+def sequence_key(token_ids, base: int) -> int:
+    """The key of a token sequence: its ids plus one as the digits of a number in base `base`."""
+    key = 0
+    for token_id in token_ids:
+        key = key * base + token_id + 1
+    return key
+
+
+class CharacterNGramTables:
+    """A character n-gram's tables (see the module docstring), looked up token by token.
+
+    Args:
+        order: the n of the n-grams (a history holds up to `order - 1` tokens).
+        vocab_size: the recognizer's vocabulary size; `vocab_size` itself stands for the line's start.
+        ngram_keys, ngram_weights, history_keys, history_weights: the tables.
+    """
+
+    def __init__(self, order: int, vocab_size: int, ngram_keys, ngram_weights, history_keys, history_weights):
+        self.order = order
+        self.vocab_size = vocab_size
+        self.base = key_base(vocab_size)
+        self.ngrams = dict(zip(np.asarray(ngram_keys).tolist(), np.asarray(ngram_weights, dtype=np.float64).tolist()))
+        self.histories = dict(zip(np.asarray(history_keys).tolist(),
+                                  np.asarray(history_weights, dtype=np.float64).tolist()))
+        self._cache: dict[tuple[int, ...], float] = {}
+
+    def log_probability(self, history: tuple[int, ...], token_id: int) -> float:
+        """log P(token | history); `history` holds the last `order - 1` tokens read, the start id `vocab_size`
+        before the line's first (the end-of-sequence id as the token scores the line's end)."""
+        key = (*history, token_id)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        probability = 1.0 / self.vocab_size
+        for length in range(len(history) + 1):
+            context = history[len(history) - length:]
+            backoff = self.histories.get(sequence_key(context, self.base))
+            if backoff is None:
+                break  # a longer history ending in an unseen one is unseen too
+            probability = self.ngrams.get(sequence_key((*context, token_id), self.base), 0.0) + backoff * probability
+        value = math.log(max(probability, 1e-30))
+        self._cache[key] = value
+        return value
+
+    def start_history(self) -> tuple[int, ...]:
+        return (self.vocab_size,) * (self.order - 1)
+
+    def next_history(self, history: tuple[int, ...], token_id: int) -> tuple[int, ...]:
+        return (*history, token_id)[1:] if self.order > 1 else ()
+
+
+def _log_add(a: float, b: float) -> float:
+    if a == -math.inf:
+        return b
+    if b == -math.inf:
+        return a
+    return max(a, b) + math.log1p(math.exp(-abs(a - b)))
+
+
+CANDIDATE_LOG_PROBABILITY = math.log(1e-4)
+"""A frame extends prefixes only with the tokens it gives at least this probability (the others change no beam
+but cost time)."""
+
+
+def ctc_prefix_beam_search(
+    log_probs: np.ndarray,
+    blank_token_id: int,
+    num_beams: int,
+    language_model: CharacterNGramTables | None = None,
+    language_model_weight: float = 0.0,
+    length_bonus: float = 0.0,
+    eos_token_id: int | None = None,
+    skip_token_ids: frozenset[int] = frozenset(),
+) -> list[int]:
+    """The token ids that prefix beam search reads from one line's CTC log-probabilities.
+
+    Args:
+        log_probs: `(frames, vocab_size)` the line's real frames (float; log-softmax of the CTC head's logits).
+        blank_token_id: the id standing for the blank.
+        num_beams: prefixes kept after each frame.
+        language_model, language_model_weight, length_bonus: the fusion (see the module docstring); without a
+            language model only the length bonus is added.
+        eos_token_id: the token the language model scores the line's end with.
+        skip_token_ids: tokens never read (special tokens other than the blank).
+    """
+    fused = language_model is not None and language_model_weight != 0.0
+    # prefix -> [log P(frames, ending in blank), log P(frames, ending in its last token), fusion score, history]
+    start = language_model.start_history() if fused else ()
+    beams: dict[tuple[int, ...], list] = {(): [0.0, -math.inf, 0.0, start]}
+    is_candidate = log_probs >= CANDIDATE_LOG_PROBABILITY
+    is_candidate[:, [blank_token_id, *skip_token_ids]] = False
+    for frame, frame_candidates in zip(log_probs, is_candidate):
+        blank = float(frame[blank_token_id])
+        if not frame_candidates.any():  # a blank only (most frames): every prefix ends in it, the ranking unchanged
+            beams = {prefix: [_log_add(ends_blank, ends_token) + blank, -math.inf, fusion, history]
+                     for prefix, (ends_blank, ends_token, fusion, history) in beams.items()}
+            continue
+        candidates = np.flatnonzero(frame_candidates).tolist()
+        extended: dict[tuple[int, ...], list] = {}
+        for prefix, (ends_blank, ends_token, fusion, history) in beams.items():
+            total = _log_add(ends_blank, ends_token)
+            entry = extended.setdefault(prefix, [-math.inf, -math.inf, fusion, history])
+            entry[0] = _log_add(entry[0], total + blank)
+            last = prefix[-1] if prefix else None
+            for token in candidates:
+                probability = float(frame[token])
+                if token == last:  # the same token again without a blank between: the same character
+                    entry[1] = _log_add(entry[1], ends_token + probability)
+                    reaching = ends_blank + probability  # after a blank: the character twice
+                else:
+                    reaching = total + probability
+                longer = (*prefix, token)
+                target = extended.get(longer)
+                if target is None:
+                    score = fusion + length_bonus
+                    next_history = history
+                    if fused:
+                        score += language_model_weight * language_model.log_probability(history, token)
+                        next_history = language_model.next_history(history, token)
+                    target = extended[longer] = [-math.inf, -math.inf, score, next_history]
+                target[1] = _log_add(target[1], reaching)
+        ranked = sorted(extended.items(), key=lambda item: _log_add(item[1][0], item[1][1]) + item[1][2], reverse=True)
+        beams = dict(ranked[:num_beams])
+
+    def final_score(item) -> float:
+        (ends_blank, ends_token, fusion, history) = item[1]
+        score = _log_add(ends_blank, ends_token) + fusion
+        if fused and eos_token_id is not None:
+            score += language_model_weight * language_model.log_probability(history, eos_token_id)
+        return score
+
+    return list(max(beams.items(), key=final_score)[0])

@@ -1,0 +1,68 @@
+"""Prefix beam search with a character n-gram (`ctc_beam_search.py`, `textrec.processing.language_model`): the
+Witten-Bell tables counted from texts, and the search (a CRNN reading with them: `test_one_reading.py`)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from textrec.modeling.crnn.ctc_beam_search import CharacterNGramTables, ctc_prefix_beam_search
+from textrec.processing.language_model import count_character_ngrams
+
+BLANK, EOS, VOCAB_SIZE = 0, 2, 6
+VOCABULARY = {"a": 3, "b": 4, "c": 5}
+
+
+def language_model(texts, order, min_count=1) -> CharacterNGramTables:
+    tables = count_character_ngrams(texts, VOCABULARY, VOCAB_SIZE, EOS, order=order, min_count=min_count)
+    return CharacterNGramTables(order, VOCAB_SIZE, **tables)
+
+
+def test_witten_bell_probabilities_are_the_interpolated_counts_and_sum_to_one():
+    model = language_model(["abab", "abc"], order=2)
+    # After a: b three times (one kind); the unigrams: a 3, b 3, c 1, the end 2 (four kinds, 9 tokens).
+    unigram_b = 3 / 13 + 4 / 13 / VOCAB_SIZE
+    assert math.exp(model.log_probability((VOCABULARY["a"],), VOCABULARY["b"])) == pytest.approx(3 / 4 + unigram_b / 4)
+    trigram = language_model(["abab", "abc", "cab", "bb"], order=3)
+    start = trigram.start_history()
+    for history in (start, (start[0], 3), (3, 4), (5, 5), (4, 4)):
+        total = sum(math.exp(trigram.log_probability(history, token)) for token in range(VOCAB_SIZE))
+        assert total == pytest.approx(1.0, abs=1e-6), history
+    # unseen histories (cc, ac) back off to the shorter one they end with (c): they predict alike
+    assert trigram.log_probability((5, 5), 3) == trigram.log_probability((3, 5), 3) != trigram.log_probability((4, 5), 3)
+
+
+def test_pruned_ngrams_back_off_and_bad_input_is_refused():
+    full, pruned = language_model(["abc"] * 3 + ["abb"], order=3), language_model(["abc"] * 3 + ["abb"], 3, min_count=2)
+    assert len(pruned.ngrams) < len(full.ngrams)
+    assert pruned.log_probability((3, 4), 5) > pruned.log_probability((3, 4), 4)  # seen three times, and once
+    with pytest.raises(ValueError, match="order must be at least 1"):
+        count_character_ngrams(["ab"], VOCABULARY, VOCAB_SIZE, EOS, order=0)
+    with pytest.raises(ValueError, match="no text"):
+        count_character_ngrams([], VOCABULARY, VOCAB_SIZE, EOS)
+
+
+def frames(*rows) -> np.ndarray:
+    """Log-probabilities of frames given as {token: probability}, the rest of each frame's mass on the blank."""
+    log_probs = np.full((len(rows), VOCAB_SIZE), math.log(1e-9))
+    for frame, row in enumerate(rows):
+        for token, probability in {BLANK: 1 - sum(row.values()), **row}.items():
+            log_probs[frame, token] = math.log(probability)
+    return log_probs
+
+
+def test_beam_search_finds_the_most_probable_reading_where_best_path_does_not():
+    """Two frames of a 0.4 each: the best path is two blanks (0.36), but "a" has 0.4*0.4 + 2*0.4*0.6 = 0.64."""
+    log_probs = frames({3: 0.4}, {3: 0.4})
+    assert log_probs.argmax(axis=1).tolist() == [BLANK, BLANK]
+    assert ctc_prefix_beam_search(log_probs, BLANK, num_beams=4) == [3]
+    assert ctc_prefix_beam_search(frames({3: 0.9}, {}, {3: 0.9}), BLANK, num_beams=4) == [3, 3]  # a blank between
+
+
+def test_the_language_model_reads_what_its_texts_make_likely():
+    """After a, the texts always have b: a frame hesitating between a and b reads b with the model, a without."""
+    model = language_model(["ab"] * 20, order=2)
+    hesitant = frames({3: 0.9}, {}, {3: 0.5, 4: 0.45})
+    assert ctc_prefix_beam_search(hesitant, BLANK, 4) == [3, 3]
+    assert ctc_prefix_beam_search(hesitant, BLANK, 4, model, language_model_weight=1.0, eos_token_id=EOS) == [3, 4]
+    assert ctc_prefix_beam_search(hesitant, BLANK, 4, model, language_model_weight=0.0) == [3, 3]
