@@ -97,9 +97,9 @@ def _log_add(a: float, b: float) -> float:
     return max(a, b) + math.log1p(math.exp(-abs(a - b)))
 
 
-CANDIDATE_LOG_PROBABILITY = math.log(1e-4)
+CANDIDATE_LOG_PROBABILITY = math.log(1e-3)
 """A frame extends prefixes only with the tokens it gives at least this probability (the others change no beam
-but cost time)."""
+but cost time: on the development sets 1e-4 read the same text at half the speed)."""
 
 
 def ctc_prefix_beam_search(

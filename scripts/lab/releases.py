@@ -17,15 +17,25 @@ import importlib
 import json
 import logging
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from textrec.processing import DEFAULT_CHARSET
 from textrec.processing.data import load_text_recognition_dataset
-from textrec.processing.data.german_print import GERMAN_PRINT_CHARACTERS
+from textrec.processing.data.german_print import GERMAN_PRINT_CHARACTERS, historic_spelling, load_german_corpus
+from textrec.processing.data.text_sampling import load_corpus
 from textrec.processing.inference import available_decodings, load_recognizer, recognize
+from textrec.processing.language_model import (
+    LANGUAGE_MODEL_ORDER,
+    LANGUAGE_MODEL_WEIGHT,
+    LENGTH_BONUS,
+    NUM_BEAMS,
+    attach_language_model,
+)
 from textrec.processing.metrics import evaluate_texts
 from textrec.processing.training import get_spec, parse_arguments, train_from_arguments
 
@@ -40,7 +50,7 @@ from textrec.model_cards.card import (
 )
 from textrec.model_cards.hub import stored_state_dict
 
-from real_sets import ALL_SETS, RealSet
+from real_sets import ALL_SETS, REAL_DATA_DIR, RealSet
 
 logger = logging.getLogger("textrec.release")
 
@@ -56,6 +66,69 @@ STUDY_RUNS_DIR = "scripts/lab/study_runs"
 """Where the paper studies' unfinished runs are carried between sessions, in the repository (`--carry_dir`)."""
 HELD_OUT_LINES = "min_chars=15,max_chars=80,augment=false"
 """Test lines as in README's benchmark: clean, 15 to 80 characters."""
+
+
+@dataclass(frozen=True)
+class LanguageModelCorpus:
+    """The texts a release's character n-gram is counted from when it is packaged
+    (`textrec.processing.language_model.attach_language_model`, with its default order and search settings).
+
+    Args:
+        description: what the texts are, for the card.
+        texts: gives them, one line of text each.
+    """
+
+    description: str
+    texts: Callable[[], list[str]]
+    num_beams: int = NUM_BEAMS
+    language_model_weight: float = LANGUAGE_MODEL_WEIGHT
+    length_bonus: float = LENGTH_BONUS
+
+
+FORTUNE_LINE_WORDS = 10
+"""Debian's fortunes, a stream of words, are counted as lines of this many words."""
+
+
+def fortune_lines(words: tuple[str, ...]) -> list[str]:
+    return [" ".join(words[start:start + FORTUNE_LINE_WORDS]) for start in range(0, len(words), FORTUNE_LINE_WORDS)]
+
+
+def english_and_historic_german_fortunes() -> list[str]:
+    """Debian's English fortunes, and its German ones spelled as 19th-century print (`historic_spelling`: the long s,
+    „German quotes“; the same draws each time)."""
+    rng = np.random.default_rng(0)
+    return fortune_lines(load_corpus()) + [historic_spelling(line, rng) for line in fortune_lines(load_german_corpus())]
+
+
+def handwriting_training_transcriptions_and_fortunes() -> list[str]:
+    """IAM-OnDB's training transcriptions (`handwriting/train`; never its test lines, whose sentences are others) and
+    Debian's English fortunes."""
+    metadata = REAL_DATA_DIR / "handwriting" / "train" / "metadata.jsonl"
+    if not metadata.is_file():
+        raise FileNotFoundError(f"no IAM-OnDB training lines at {metadata} (the project's shared data folder)")
+    with metadata.open(encoding="utf-8") as rows:
+        transcriptions = [json.loads(row)["text"] for row in rows if row.strip()]
+    return transcriptions + fortune_lines(load_corpus())
+
+
+ENGLISH_LANGUAGE_MODEL = LanguageModelCorpus(
+    description=("IAM-OnDB's 9,112 training transcriptions (`../shared/data/real/handwriting/train`) and Debian's "
+                 f"English fortunes ({FORTUNE_LINE_WORDS} words a line)"),
+    texts=handwriting_training_transcriptions_and_fortunes,
+)
+"""The handwriting reader's n-gram, with the library's search settings (chosen on IAM-OnDB's development lines)."""
+PRINT_LANGUAGE_MODEL = LanguageModelCorpus(
+    description=(f"Debian's English fortunes and its German ones spelled as 19th-century print ({FORTUNE_LINE_WORDS} "
+                 "words a line)"),
+    texts=english_and_historic_german_fortunes,
+    # Chosen with the fifth crnn-lines on the development receipts, historic print and scene words against best path
+    # (6.04%, 6.55%, 19.66% CER, receipts and scene case-insensitive): 0.3 and 0.5 read them at 5.46%, 3.78%, 17.68%
+    # (0.2 and 0.5: 5.24%, 4.08%, 17.80%; 0.4 and 1.5: 6.17%, 3.53%, 17.91%); 5 beams read as 10 do, twice as fast.
+    num_beams=5,
+    language_model_weight=0.3,
+    length_bonus=0.5,
+)
+"""The print reader's n-gram: no real text (the handwriting transcriptions would bind it to their terms)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +163,8 @@ class Release:
         widget_title: that image's title in the widget.
         image_processor_settings: values the trained model's image processor is given when it is packaged (chosen on
             validation data after training, as a decoding is).
+        language_model: the texts of the character n-gram the model reads with, attached when it is packaged (CTC
+            models); None for none.
     """
 
     name: str
@@ -111,6 +186,7 @@ class Release:
     widget_dataset: str = ""
     widget_title: str = "A printed line, rendered by textrec"
     image_processor_settings: dict = field(default_factory=dict)
+    language_model: LanguageModelCorpus | None = None
 
     def training_command(self, run_dir: str) -> str:
         if self.study:
@@ -123,7 +199,12 @@ class Release:
         return str(Path(run_dir) / self.study_model) if self.study else run_dir
 
     def data_description(self) -> str:
-        return self.training_data or self.dataset_argument()
+        description = self.training_data or self.dataset_argument()
+        if self.language_model:
+            description += (f"; it reads with a character {LANGUAGE_MODEL_ORDER}-gram counted from "
+                            f"{self.language_model.description} (prefix beam search, "
+                            "`textrec.processing.language_model`)")
+        return description
 
     def dataset_argument(self) -> str:
         """Its `textrec-train --dataset` value (empty for a study, which names its data otherwise)."""
@@ -221,7 +302,13 @@ CRNN_HANDWRITING_SECOND_COMMAND = shlex.join([
     *ENGINE_STAGE_SETTINGS,
     "--learning_rate=2e-4", "--warmup_steps=100", "--max_steps=3000", "--max_train_minutes=95", "--seed=42",
     "--data_seed=46", "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit 2461354)"
-"""The second `crnn-handwriting` (3,000 steps from the first's fp16 weights), which the release goes on training."""
+"""The second `crnn-handwriting` (3,000 steps from the first's fp16 weights), which the third goes on training."""
+CRNN_HANDWRITING_THIRD_COMMAND = shlex.join([
+    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-handwriting", f"--dataset={HANDWRITING_DATA}",
+    *ENGINE_STAGE_SETTINGS,
+    "--learning_rate=1.5e-4", "--warmup_steps=100", "--max_steps=2700", "--max_train_minutes=85", "--seed=42",
+    "--data_seed=47", "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit d4a307e)"
+"""The third `crnn-handwriting` (2,700 steps from the second's fp16 weights), which the release goes on training."""
 
 
 CRNN_LINES_FRAKTUR_COMMAND = shlex.join([
@@ -250,6 +337,11 @@ CRNN_LINES_LIGATURES_COMMAND = shlex.join([
     *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=55",
     "--seed=45", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-25 (commit e5de423)"
 """The command of the fourth `crnn-lines` (ch, ck and tz drawn joined), which the fifth starts from."""
+CRNN_LINES_FRAKTUR_FACES_COMMAND = shlex.join([
+    "textrec-train", *CRNN_LINES_GERMAN_ARGUMENTS, f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3",
+    *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=60",
+    "--seed=46", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-25 (commit ab872cb)"
+"""The command of the fifth `crnn-lines` (Fraktur from eight faces), which the sixth starts from."""
 
 
 RELEASES = {
@@ -277,7 +369,8 @@ RELEASES = {
         # then on new engine lines of which 30% are in Fraktur with ch, ck and tz drawn joined (from the third
         # release's fp16 weights; released on 2026-11-25), then on new engine lines drawn in Fraktur from eight faces,
         # four of them 19th-century Fraktur faces from npm (`scripts/setup.sh --release_fonts`; from the fourth
-        # release's fp16 weights).
+        # release's fp16 weights; released on 2026-11-25), then on new engine lines in which two of those faces have a
+        # long s and German Fraktur lines may end in a broken word (from the fifth release's fp16 weights).
         Release(
             name="crnn-lines",
             architecture="crnn",
@@ -289,18 +382,21 @@ RELEASES = {
                 "--warmup_steps=100",
                 "--max_steps=2200",
                 "--max_train_minutes=60",
-                "--seed=46",
+                "--seed=47",
             ),
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND,
-                              CRNN_LINES_LIGATURES_COMMAND),
+                              CRNN_LINES_LIGATURES_COMMAND, CRNN_LINES_FRAKTUR_FACES_COMMAND),
             test_sets=LINE_TEST_SETS,
+            language_model=PRINT_LANGUAGE_MODEL,
             training_data=("250,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
                            "tight and loose crops; of the second 50,000, 15% in Fraktur; of the third 50,000, 30% German "
                            "text from Debian's fortunes-de and 25% in Fraktur, German lines in Fraktur spelled with the "
                            "long s; of the fourth 50,000, 30% German and 30% in Fraktur with the ligatures ch, ck and tz "
-                           "drawn joined; of the last 50,000 the same, the Fraktur drawn from eight faces, "
-                           "UnifrakturMaguntia, UnifrakturCook and Grenze Gotisch among them), after 120,000 clean "
+                           "drawn joined; of the fifth 50,000 the same, the Fraktur drawn from eight faces, "
+                           "UnifrakturMaguntia, UnifrakturCook and Grenze Gotisch among them; of the last 50,000 the "
+                           "same, UnifrakturMaguntia and UnifrakturCook with a long s made from their f, and 15% of "
+                           "German Fraktur lines ending in a word broken with the double hyphen), after 120,000 clean "
                            "print and handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
@@ -310,7 +406,7 @@ RELEASES = {
             name="crnn-handwriting",
             architecture="crnn",
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_HANDWRITING_FIRST_COMMAND,
-                              CRNN_HANDWRITING_SECOND_COMMAND),
+                              CRNN_HANDWRITING_SECOND_COMMAND, CRNN_HANDWRITING_THIRD_COMMAND),
             train_arguments=(
                 "--model=crnn",
                 "--model_name_or_path=crnn-handwriting",
@@ -321,7 +417,7 @@ RELEASES = {
                 "--max_steps=2700",
                 "--max_train_minutes=85",
                 "--seed=42",
-                "--data_seed=47",
+                "--data_seed=48",
             ),
             test_sets=LINE_TEST_SETS,
             training_data=("the 9,112 training lines of IAM-OnDB (real pen strokes of 1,314 forms, rendered to images; "
@@ -329,9 +425,11 @@ RELEASES = {
                            "stroke width, blur, paper, scanner effects), mixed with 50,000 lines of the data engine "
                            "(`synthetic-lines:look=captured`): 3,500 steps from `crnn-lines` as released on 2026-11-25 "
                            "(its fp16 weights; textrec commit 1f13c77), then 3,000 more from the first `crnn-handwriting` "
-                           "(its fp16 weights; textrec commit 81ab912) and 2,700 more from the second (its fp16 weights; textrec commit "
-                           "2461354), each on new draws of the same mixture"),
+                           "(its fp16 weights; textrec commit 81ab912), 2,700 more from the second (its fp16 weights; textrec commit "
+                           "2461354) and 2,700 more from the third (its fp16 weights; textrec commit d4a307e), each on "
+                           "new draws of the same mixture"),
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
+            language_model=ENGLISH_LANGUAGE_MODEL,
             base_model="crnn-lines",
             datasets=("iam-ondb",),
             widget_dataset=LINE_TEST_SETS["handwriting-style"],
@@ -439,10 +537,11 @@ def train_release(release: Release, run_dir: str) -> None:
 
 
 def evaluate_release(
-    model, processor, release: Release, decoding: str, split: str = "test", batch_size: int = 32, num_beams: int = 1
+    model, processor, release: Release, decoding: str, split: str = "test", batch_size: int = 32,
+    num_beams: int | None = None
 ) -> dict[str, dict[str, float]]:
     """CER, WER, sequence accuracy and lines/s of `model` read with `decoding` on each of the release's test
-    sets (their `split`); the decoder's searches greedy (`num_beams=1`) unless told otherwise."""
+    sets (their `split`); the search its generation config's (`num_beams`) unless told otherwise."""
     results = {}
     for test_set, dataset_name in release.test_sets.items():
         dataset = load_text_recognition_dataset(dataset_name, split=split, num_samples=release.test_samples)
@@ -478,6 +577,10 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
     model, processor = load_recognizer(model_dir)
     for name, value in release.image_processor_settings.items():
         setattr(processor.image_processor, name, value)
+    if release.language_model:
+        corpus = release.language_model
+        attach_language_model(model, processor.tokenizer, corpus.texts(), num_beams=corpus.num_beams,
+                              language_model_weight=corpus.language_model_weight, length_bonus=corpus.length_bonus)
     decoding, validation_cers = choose_decoding(model, processor, release)
     model.generation_config.decoding = decoding
     # No longer a copy of the model config: saved as such, it would be rebuilt from it on loading, without `decoding`.
@@ -521,7 +624,10 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         more_evaluations={dataset: scores for dataset, scores in evaluations.items() if dataset != first_dataset},
         decoding=decoding,
         training_data=release.data_description(),
-        training_command="\n  ".join([*release.earlier_commands, release.training_command(f"runs/{release.name}")]),
+        training_command="\n  ".join([*release.earlier_commands, release.training_command(f"runs/{release.name}")]
+                                     + (["# then, packaging (python scripts/lab/release.py): the character n-gram "
+                                         "counted and attached (attach_language_model)"] if release.language_model
+                                        else [])),
         evaluation_note=evaluation_note,
         dataset_splits=dataset_splits,
         dataset_types=dataset_types,
