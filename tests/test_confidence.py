@@ -91,7 +91,8 @@ def test_the_pipeline_gives_the_confidence_beside_the_text(batch_size, sample_li
     read = pipeline("text-recognition", model=model, processor=processor)
     plain = read(sample_line_images, batch_size=batch_size)
     rated = read(sample_line_images, batch_size=batch_size, return_confidence=True)
-    expected = recognize(model, processor, sample_line_images, progress=False, output_confidences=True).readings
+    expected = recognize(model, processor, sample_line_images, batch_size=batch_size, progress=False,
+                         output_confidences=True).readings
 
     assert [r["generated_text"] for r in rated] == [r["generated_text"] for r in plain] == [r.text for r in expected]
     assert set(plain[0]) == {"generated_text"}

@@ -112,13 +112,15 @@ def variants(image: Image.Image) -> dict[str, Image.Image]:
     }
 
 
-def read(name: str, images: list, **processor_settings) -> list[str]:
+def read(name: str, images: list, num_beams: int | None = None, **processor_settings) -> list[str]:
+    """The model's readings of `images` (with its own decoding settings, or `num_beams` of them)."""
     from textrec.processing.inference import load_recognizer, recognize
 
     model, processor = load_recognizer(name)
     for setting, value in processor_settings.items():
         setattr(processor.image_processor, setting, value)
-    return recognize(model, processor, images, progress=False).texts
+    decoding_settings = {} if num_beams is None else {"num_beams": num_beams}
+    return recognize(model, processor, images, progress=False, **decoding_settings).texts
 
 
 @pytest.fixture(scope="module")
@@ -131,16 +133,22 @@ def print_lines():
 
 @pytest.mark.parametrize("crop_margin", [None, 0.25])
 def test_line_model_reads_every_variant_alike(print_lines, crop_margin):
-    """Inverting is undone exactly, so it reads identically; colour, scale and margins change pixels, so their
-    reading may differ from the original's by two characters in a hundred (an O read as 0). A crop with a loose
-    margin reads alike only where the processor crops to the ink (`crop_margin`)."""
+    """Inverting is undone exactly, so it reads identically, language model and all; colour, scale and margins change
+    pixels, so what the network sees (its best path) may differ from the original's by two characters in a hundred
+    (an O read as 0). A crop with a loose margin reads alike only where the processor crops to the ink
+    (`crop_margin`). The character n-gram `crnn-lines` reads with is left out of the second comparison: on the
+    engine's lines of random characters it weighs a faint apostrophe against a small change of pixels (at half size
+    3 characters in 94 differ, 2 of them in `NCeLUR 0ah2aC'{ {)EMi*`); the real-data tables measure it."""
     from textrec.processing.metrics.error_rate import error_rate
 
     images, _ = print_lines
-    expected = read("crnn-lines", images, crop_margin=crop_margin)
+    assert read("crnn-lines", [ImageOps.invert(image) for image in images], crop_margin=crop_margin) == read(
+        "crnn-lines", images, crop_margin=crop_margin)
+    expected = read("crnn-lines", images, num_beams=1, crop_margin=crop_margin)
     kinds = [kind for kind in variants(images[0]) if crop_margin is not None or kind != "loose crop"]
     readings = {
-        kind: read("crnn-lines", [variants(image)[kind] for image in images], crop_margin=crop_margin) for kind in kinds
+        kind: read("crnn-lines", [variants(image)[kind] for image in images], num_beams=1, crop_margin=crop_margin)
+        for kind in kinds
     }
     assert readings.pop("inverted") == expected
     characters = sum(len(text) for text in expected)
