@@ -149,12 +149,14 @@ def test_historic_spelling_sets_long_s_german_quotes_and_dashes():
     spelled = historic_spelling('Er sagte "Rast" - dann ging er --', np.random.default_rng(0))
     assert spelled.startswith("Er ſagte ") and spelled.count("—") == 2 and '"' not in spelled
     assert spelled[9] + spelled[14] in ("„“", "»«")
+    assert historic_spelling("Ich sah Ihn in Jena", np.random.default_rng(0)) == "Jch ſah Jhn in Jena"
     assert decomposed_umlauts("Grüße") == "Gru\u0308ße" and decomposed_umlauts("abc") == "abc"
 
 
 def test_a_word_broken_at_the_line_end_is_labelled_as_the_transcriptions_write_the_double_hyphen():
     """The last word is cut after its second letter at the earliest and two before its end at the latest, and ends
-    in the double hyphen's label; it is drawn as the face's hyphen, an em dash after a space staying one."""
+    in the double hyphen's label; it is drawn as the face's hyphen or with two strokes, an em dash after a space
+    staying one."""
     import numpy as np
 
     from textrec.processing.data.german_print import DOUBLE_HYPHEN_LABEL, as_printed, break_last_word
@@ -165,6 +167,7 @@ def test_a_word_broken_at_the_line_end_is_labelled_as_the_transcriptions_write_t
     assert break_last_word("Er ging nach Hof", rng) == "Er ging nach Hof"  # too short to break
     assert break_last_word("Er ging 1848.", rng) == "Er ging 1848."
     assert as_printed("nach Geſchich—") == "nach Geſchich-" and as_printed("nach Hauſe —") == "nach Hauſe —"
+    assert as_printed("nach Geſchich—", double=True) == "nach Geſchich=" and as_printed("ein —", double=True) == "ein —"
     assert as_printed("ein — kurzer") == "ein — kurzer"
 
 

@@ -2,8 +2,9 @@
 
 The text is Debian's German fortunes (``fortunes-de``, in ``/usr/share/games/fortunes/de``): modern German with its
 umlauts and ß. Print of the 1800s wrote the same words with a long s (ſ) wherever an s does not end a word or
-syllable, „low-high“ or »French« quotation marks and long dashes; :func:`historic_spelling` writes a line so, for
-the lines the engine draws in Fraktur (:mod:`.fraktur`). Lines drawn in roman type keep the modern spelling.
+syllable, „low-high“ or »French« quotation marks, long dashes, and one capital for I and J; :func:`historic_spelling`
+writes a line so, for the lines the engine draws in Fraktur (:mod:`.fraktur`). Lines drawn in roman type keep the
+modern spelling.
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ GUILLEMETS_SHARE = 0.25
 COMBINING_DIAERESIS = "\u0308"
 DOUBLE_HYPHEN_LABEL = "—"
 """How the Deutsches Textarchiv's transcriptions (OCR-D's line ground truth) write Fraktur's double hyphen ``⸗``, which
-breaks a word at the end of a line; the faces draw it as their hyphen (:func:`as_printed`)."""
+breaks a word at the end of a line; the faces draw it as their hyphen or with two strokes (:func:`as_printed`)."""
+FRAKTUR_CAPITAL_I = "J"
+"""How the Deutsches Textarchiv's transcriptions write Fraktur's one capital for I and J (``Jch``, ``Jn``): no capital I
+is in the historic print's development labels, 23 J are."""
+DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE = 0.5
+"""Share of line-end breaks drawn with two strokes (``=``: most Fraktur faces slant them, as print's ``⸗``), the others
+with the face's hyphen (double and oblique in UnifrakturMaguntia and Blankenburg, single in the others)."""
 LINE_END_HYPHEN_SHARE = 0.15
 """Share of historic lines that end in a word broken with the double hyphen (about one in seven of a book page's)."""
 
@@ -77,12 +84,13 @@ def long_s(text: str) -> str:
 
 def historic_spelling(text: str, rng: np.random.Generator) -> str:
     """``text`` as 19th-century German print sets it: :func:`long_s`, straight double quotes as „…“ (or, in a
-    share of lines, »…«), and a dash between spaces as an em dash."""
+    share of lines, »…«), a dash between spaces as an em dash, and the capital I as Fraktur's I/J
+    (:data:`FRAKTUR_CAPITAL_I`)."""
     opening, closing = ("»", "«") if rng.random() < GUILLEMETS_SHARE else ("„", "“")
     quotes = iter([opening, closing] * (text.count('"') // 2 + 1))
     text = re.sub('"', lambda match: next(quotes), text)
     text = re.sub(r" --?(?= |$)", " —", text)
-    return long_s(text)
+    return long_s(text).replace("I", FRAKTUR_CAPITAL_I)
 
 
 def break_last_word(text: str, rng: np.random.Generator) -> str:
@@ -96,10 +104,11 @@ def break_last_word(text: str, rng: np.random.Generator) -> str:
     return text[:cut] + DOUBLE_HYPHEN_LABEL
 
 
-def as_printed(text: str) -> str:
+def as_printed(text: str, double: bool = False) -> str:
     """What Fraktur print draws for the label ``text``: a double hyphen ending the line after a letter as the face's
-    hyphen (Fraktur faces draw it double and oblique); an em dash after a space stays one."""
-    return re.sub(rf"(?<=[^\W\d_]){DOUBLE_HYPHEN_LABEL}$", "-", text)
+    hyphen, or with two strokes (``double``: ``=``, which most Fraktur faces slant); an em dash after a space stays
+    one."""
+    return re.sub(rf"(?<=[^\W\d_]){DOUBLE_HYPHEN_LABEL}$", "=" if double else "-", text)
 
 
 def decomposed_umlauts(text: str) -> str:

@@ -39,6 +39,7 @@ from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only
 from .fraktur import FRAKTUR_LIGATURES, draw_joined, font_covers, fraktur_fonts, to_math_fraktur
 from .german_print import (
     COMBINING_DIAERESIS,
+    DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE,
     GERMAN_LETTERS,
     GERMAN_PRINT_CHARACTERS,
     LINE_END_HYPHEN_SHARE,
@@ -55,7 +56,7 @@ from .text_sampling import corpus_fingerprint, sample_text
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Bumped whenever rendering changes, so that older cache entries are not reused."""
 
 LINE_STYLES = (*FONT_STYLES, "mixed")
@@ -215,7 +216,7 @@ def _render_example(
                 text = break_last_word(text, rng)
         if not font_covers(path, LONG_S):  # a face without the long s sets every s round
             text = text.replace(LONG_S, "s")
-        drawn = as_printed(text)
+        drawn = as_printed(text, double=rng.random() < DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE)
         joined_pairs = FRAKTUR_LIGATURES
         if math_alphabet:
             bold = rng.random() < FRAKTUR_BOLD_SHARE

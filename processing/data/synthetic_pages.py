@@ -46,7 +46,7 @@ FEATURES = datasets.Features({"image": datasets.Image(), "lines": datasets.Value
 
 PAGE_LONG_SIDE = (640, 1400)
 """The page's longer side in pixels (the detector scales pages to 1280)."""
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Bumped whenever rendering changes, so that older cache entries are not reused."""
 LAYOUTS = {"book": 0.35, "newspaper": 0.2, "receipt": 0.25, "form": 0.2}
 """The kinds of page and their shares."""

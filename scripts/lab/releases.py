@@ -342,6 +342,11 @@ CRNN_LINES_FRAKTUR_FACES_COMMAND = shlex.join([
     *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=60",
     "--seed=46", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-25 (commit ab872cb)"
 """The command of the fifth `crnn-lines` (Fraktur from eight faces), which the sixth starts from."""
+CRNN_LINES_LONG_S_COMMAND = shlex.join([
+    "textrec-train", *CRNN_LINES_GERMAN_ARGUMENTS, f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3",
+    *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=60",
+    "--seed=47", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-27 (commit 18ab8e5)"
+"""The command of the sixth `crnn-lines` (a long s in two faces, line-end breaks), which the seventh starts from."""
 
 
 RELEASES = {
@@ -370,7 +375,9 @@ RELEASES = {
         # release's fp16 weights; released on 2026-11-25), then on new engine lines drawn in Fraktur from eight faces,
         # four of them 19th-century Fraktur faces from npm (`scripts/setup.sh --release_fonts`; from the fourth
         # release's fp16 weights; released on 2026-11-25), then on new engine lines in which two of those faces have a
-        # long s and German Fraktur lines may end in a broken word (from the fifth release's fp16 weights).
+        # long s and German Fraktur lines may end in a broken word (from the fifth release's fp16 weights; released on
+        # 2026-11-27), then on new engine lines whose breaks are drawn with two strokes in half of them and whose German
+        # Fraktur sets Fraktur's one capital I/J as J (from the sixth release's fp16 weights).
         Release(
             name="crnn-lines",
             architecture="crnn",
@@ -381,23 +388,24 @@ RELEASES = {
                 "--learning_rate=1e-4",
                 "--warmup_steps=100",
                 "--max_steps=2200",
-                "--max_train_minutes=60",
-                "--seed=47",
+                "--max_train_minutes=75",
+                "--seed=48",
             ),
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND,
-                              CRNN_LINES_LIGATURES_COMMAND, CRNN_LINES_FRAKTUR_FACES_COMMAND),
+                              CRNN_LINES_LIGATURES_COMMAND, CRNN_LINES_FRAKTUR_FACES_COMMAND, CRNN_LINES_LONG_S_COMMAND),
             test_sets=LINE_TEST_SETS,
             language_model=PRINT_LANGUAGE_MODEL,
-            training_data=("250,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+            training_data=("400,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
-                           "tight and loose crops; of the second 50,000, 15% in Fraktur; of the third 50,000, 30% German "
-                           "text from Debian's fortunes-de and 25% in Fraktur, German lines in Fraktur spelled with the "
-                           "long s; of the fourth 50,000, 30% German and 30% in Fraktur with the ligatures ch, ck and tz "
-                           "drawn joined; of the fifth 50,000 the same, the Fraktur drawn from eight faces, "
-                           "UnifrakturMaguntia, UnifrakturCook and Grenze Gotisch among them; of the last 50,000 the "
-                           "same, UnifrakturMaguntia and UnifrakturCook with a long s made from their f, and 15% of "
-                           "German Fraktur lines ending in a word broken with the double hyphen), after 120,000 clean "
-                           "print and handwriting-style renderings; no real image"),
+                           "tight and loose crops): 100,000 in its first stage, then six stages of 50,000 new lines: "
+                           "15% in Fraktur; 30% German text from Debian's fortunes-de and 25% in Fraktur, German lines "
+                           "in Fraktur spelled with the long s; 30% German and 30% in Fraktur with the ligatures ch, ck "
+                           "and tz drawn joined; the same, the Fraktur drawn from eight faces, UnifrakturMaguntia, "
+                           "UnifrakturCook and Grenze Gotisch among them; the same, UnifrakturMaguntia and "
+                           "UnifrakturCook with a long s made from their f, and 15% of German Fraktur lines ending in a "
+                           "word broken with the double hyphen; the same, half of those breaks drawn with two strokes "
+                           "and Fraktur's capital I/J labelled J; all after 120,000 clean print and handwriting-style "
+                           "renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
