@@ -76,8 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Beams of the decoder's search (1: greedy). Default: the model's generation config's, "
                         "as model.generate() reads.")
     parser.add_argument("--decoding",
-                        help="attention: the attention decoder; ctc: the CTC head's best path (much "
-                        "faster; models trained with a CTC head only); joint: the decoder's search scored with the CTC "
+                        help="attention: the attention decoder; ctc: the CTC head (much faster; models trained "
+                        "with a CTC head only; by prefix beam search with the model's character n-gram where it has "
+                        "one, --num_beams 1 for the best path); joint: the decoder's search scored with the CTC "
                         "head's prefix scores (both). Default: the one the model reads best "
                         "with (its generation config's `decoding`), else attention.")
     parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text' instead of the text alone.")
@@ -94,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--detector", default=DEFAULT_DETECTOR,
                         help=f"With --page: the text-line detector (a released name, a folder or a Hub id; default "
                         f"{DEFAULT_DETECTOR}).")
+    parser.add_argument("--min_character_confidence", type=float, default=None,
+                        help="With --page: leave out a detected run read with a mean character confidence under this "
+                        "(signatures, stamps, rules read as unlikely characters; 0 keeps every run). Default: "
+                        "textrec.processing.page_reading.MIN_CHARACTER_CONFIDENCE.")
     parser.add_argument("--output_dir", help="With --page: write each page's reading to OUTPUT_DIR/<image name>.txt, "
                         ".json or .hocr (by --output_format) instead of printing it.")
     add_device_argument(parser)
@@ -192,7 +197,9 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
     texts = []
     for path in paths:
         try:
-            page = read_page(str(path), recognizer, detector, batch_size=args.batch_size, decoding=args.decoding)
+            page = read_page(str(path), recognizer, detector, batch_size=args.batch_size, decoding=args.decoding,
+                             num_beams=args.num_beams, **({} if args.min_character_confidence is None else
+                                                          {"min_character_confidence": args.min_character_confidence}))
         except ValueError as error:
             print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)
             texts.append(None)

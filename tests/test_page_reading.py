@@ -265,6 +265,36 @@ def test_a_page_reading_gives_text_json_and_hocr():
     assert "class='ocr_line'" in hocr and "bbox 1 2 30 12; x_wconf 90" in hocr and "a &lt;b&gt;" in hocr
 
 
+def test_runs_read_with_unlikely_characters_are_left_out_of_the_page(monkeypatch):
+    """Marks that are not text (a signature, a stamp) read as a few unlikely characters: a run whose mean character
+    confidence is under `min_character_confidence` is left out, a long line of likely ones kept whatever its
+    product; the line's box and confidence are those of the runs kept."""
+    from textrec.processing import page_reading
+    from textrec.processing.inference import LineReading
+
+    readings = [LineReading("The committee met on Tuesday", 0.6 ** (1 / 4), []),  # 28 characters, product 0.88
+                LineReading("at noon.", 0.9, []), LineReading("gre", 0.3**3, []), LineReading("", 1.0, [])]
+    assert page_reading.character_confidence(readings[2]) == pytest.approx(0.3)
+    assert page_reading.character_confidence(readings[3]) == 0.0
+    searches = []
+    monkeypatch.setattr(page_reading, "iter_recognize", lambda model, processor, crops, **kwargs: (
+        searches.append(kwargs["num_beams"]) or ((index, reading, None) for index, reading in enumerate(readings))))
+    boxes = [[10.0, 10.0, 300.0, 40.0], [320.0, 10.0, 400.0, 40.0], [20.0, 100.0, 200.0, 190.0], [20.0, 220, 60, 240]]
+    detector = lambda page: {"scores": [0.9] * 4, "boxes": boxes, "polygons": [box_to_polygon(box) for box in boxes]}
+    page = Image.new("L", (420, 260), 255)
+    ImageDraw.Draw(page).rectangle([20, 15, 390, 35], fill=0)  # ink in every box, so that none is faint
+    for box in boxes[2:]:
+        ImageDraw.Draw(page).rectangle([box[0] + 5, box[1] + 5, box[2] - 5, box[3] - 5], fill=0)
+
+    kept = page_reading.read_page(page, (None, None), detector)
+    assert kept.text == "The committee met on Tuesday at noon."
+    assert kept.lines[0].box == [10.0, 10.0, 400.0, 40.0]
+    assert kept.lines[0].confidence == pytest.approx(0.6 ** (1 / 4) * 0.9)
+    every_run = page_reading.read_page(page, (None, None), detector, min_character_confidence=0.0, num_beams=1)
+    assert every_run.text == "The committee met on Tuesday at noon.\ngre"
+    assert searches == [None, 1]  # the recognizer's own search unless told
+
+
 def test_synthetic_pages_are_reproducible_and_their_lines_lie_on_the_page():
     from textrec.processing.data.synthetic_pages import render_page
 

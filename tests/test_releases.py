@@ -297,7 +297,7 @@ def test_a_release_measured_on_real_sets_leads_its_card_with_them(trained_run, s
     card = (release_module.package_release(release, str(trained_run), tmp_path) / "README.md").read_text()
     types = [line.strip().removeprefix("type: ") for line in card.splitlines()
              if line.startswith("      type: ") and line.strip() != "type: image-to-text"]
-    real_types = [real_set.dataset_type for real_set in real_sets.REAL_SETS.values()]
+    real_types = [real_sets.REAL_SETS[name].dataset_type for name in release.real_sets]
     assert types == [*real_types, "synthetic", "synthetic"]  # real sets first, each with its dataset type
     assert "name: SROIE scanned receipt lines" in card
     assert card.index("type: sroie") < card.index("name: 'synthetic, rendered by textrec")

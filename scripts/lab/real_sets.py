@@ -10,6 +10,10 @@ the scoring protocol its labels call for:
   that no released model's character set holds): scored exactly, an out-of-domain print set.
 - `scene`: scene-text word crops (IIIT5K, ICDAR 2013, SVT): the usual protocol, lower case, letters and
   digits only.
+- `forms`: the lines of the FUNSD pages of `pages/` (scanned and faxed forms of the 1980s and 1990s, typed and
+  typeset, some filled in by hand), cut from their pages by their annotated boxes into a cache folder (never into
+  the repository). FUNSD joined its words with spaces around punctuation (`12 /10 /98`), so spaces are not
+  scored; case and punctuation are. Split by page, as the pages benchmark splits them.
 
 Every image is assigned once and for all to `development` (what results and tuning use) or `held-out` (one
 image in five, by a hash of its file name, kept aside to check at the end that tuning did not overfit the
@@ -27,11 +31,16 @@ from textrec.processing.data.fonts import PRINTABLE_ASCII
 REAL_DATA_DIR = Path(os.environ.get("TEXTREC_REAL_DATA", Path(__file__).resolve().parents[2] / "../shared/data/real"))
 """The shared folder of real data, beside the checkout (`TEXTREC_REAL_DATA` overrides it)."""
 
+LINE_CROPS_DIR = Path(os.environ.get("TEXTREC_CACHE", "~/.cache/textrec/datasets")).expanduser() / "real-line-crops"
+"""Where the lines of real pages are cut to (`TEXTREC_CACHE` moves it): a cache, never the repository."""
+LINE_CROP_MARGIN = 3
+"""Pixels added around an annotated line box when it is cut (as the SROIE receipt lines of `print/` were cut)."""
 SPLITS = ("development", "held-out")
 HELD_OUT_SHARE = 5
 """One image in this many is held out."""
 
 UPPER_CASE_PRINTABLE = "".join(character for character in PRINTABLE_ASCII if not character.islower())
+PRINTABLE_WITHOUT_SPACE = PRINTABLE_ASCII.replace(" ", "")
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,8 @@ class RealSet:
     """Only rows of this `level` (`"line"`, `"word"`); None: every row of the subsets."""
     dataset_type: str = ""
     """The set's `model-index` dataset type on a model card: a short identifier of the published dataset."""
+    page_lines: bool = False
+    """The set is the annotated lines of pages (`pages/pages.jsonl`), cut into `LINE_CROPS_DIR`."""
 
 
 REAL_SETS = {
@@ -60,6 +71,9 @@ REAL_SETS = {
                 "19th-century German book print (OCR-D), exact", dataset_type="ocr-d"),
         RealSet("scene", "scene", ("iiit5k", "icdar13", "svt"), "scene-text", None,
                 "scene-text word crops (IIIT5K, IC13, SVT), lower-case alphanumerics", dataset_type="iiit5k-ic13-svt"),
+        RealSet("forms", "pages", ("funsd",), "scene-text", PRINTABLE_WITHOUT_SPACE,
+                "FUNSD scanned form lines cut by their boxes, spaces not scored", dataset_type="funsd",
+                page_lines=True),
     )
 }
 
@@ -98,6 +112,8 @@ def load_real_set(name: str, split: str = "development", data_dir: Path = REAL_D
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     real_set = ALL_SETS[name]
+    if real_set.page_lines:
+        return page_line_crops(real_set, split, Path(data_dir))
     metadata = Path(data_dir) / real_set.folder / "metadata.jsonl"
     if not metadata.is_file():
         raise FileNotFoundError(f"no real data at {metadata} (the project's shared data folder; see real_sets.py)")
@@ -109,4 +125,37 @@ def load_real_set(name: str, split: str = "development", data_dir: Path = REAL_D
                     and split_of(row["file_name"]) == split):
                 paths.append(metadata.parent / row["file_name"])
                 texts.append(row["text"])
+    return paths, texts
+
+
+def page_line_crops(real_set: RealSet, split: str, data_dir: Path = REAL_DATA_DIR,
+                    crops_dir: Path = LINE_CROPS_DIR) -> tuple[list[Path], list[str]]:
+    """The annotated lines of the pages of `real_set.subsets` in part `split` (the page's file name decides, as for
+    the pages benchmark), each cut from its page with `LINE_CROP_MARGIN` pixels around its box into `crops_dir`
+    (once; later calls read the cut files), with their texts. Lines without a letter or digit are left out."""
+    from PIL import Image
+
+    metadata = data_dir / real_set.folder / "pages.jsonl"
+    if not metadata.is_file():
+        raise FileNotFoundError(f"no real pages at {metadata} (the project's shared data folder; see real_sets.py)")
+    paths, texts = [], []
+    for row in map(json.loads, filter(str.strip, metadata.read_text(encoding="utf-8").splitlines())):
+        if row["subset"] not in real_set.subsets or split_of(row["file_name"]) != split:
+            continue
+        folder = crops_dir / real_set.name
+        page = None
+        for index, line in enumerate(row["lines"]):
+            if not any(character.isalnum() for character in line["text"]):
+                continue
+            path = folder / f"{Path(row['file_name']).stem}-{index:03d}.png"
+            if not path.is_file():
+                if page is None:
+                    page = Image.open(data_dir / real_set.folder / row["file_name"]).convert("RGB")
+                    folder.mkdir(parents=True, exist_ok=True)
+                left, top, right, bottom = line["box"]
+                page.crop((max(0, left - LINE_CROP_MARGIN), max(0, top - LINE_CROP_MARGIN),
+                           min(page.width, right + LINE_CROP_MARGIN), min(page.height, bottom + LINE_CROP_MARGIN))
+                          ).save(path)
+            paths.append(path)
+            texts.append(line["text"])
     return paths, texts

@@ -1,0 +1,48 @@
+"""The real sets' loading, on a folder made in the test (the real data are never in the repository)."""
+
+import json
+
+import numpy as np
+from PIL import Image
+
+import real_sets
+
+
+def write_pages(folder, pages: dict[str, list[dict]]) -> None:
+    """A `pages/` folder: each page a grey image with a black bar where each of its lines is, and `pages.jsonl`."""
+    (folder / "pages").mkdir(parents=True)
+    with open(folder / "pages" / "pages.jsonl", "w") as rows:
+        for name, lines in pages.items():
+            pixels = np.full((200, 300), 230, dtype=np.uint8)
+            for line in lines:
+                left, top, right, bottom = line["box"]
+                pixels[top:bottom, left:right] = 0
+            Image.fromarray(pixels).save(folder / "pages" / name)
+            rows.write(json.dumps({"file_name": name, "subset": "funsd", "lines": lines}) + "\n")
+
+
+def test_page_lines_are_cut_by_their_boxes_with_a_margin_split_by_page(tmp_path):
+    names = [f"{index:04d}.png" for index in range(10)]
+    lines = [{"box": [10, 20, 110, 40], "text": "TO: K. A. Sparrow"}, {"box": [0, 0, 30, 12], "text": "( )"},
+             {"box": [280, 180, 300, 200], "text": "3"}]
+    write_pages(tmp_path, dict.fromkeys(names, lines))
+    forms = real_sets.REAL_SETS["forms"]
+    crops = tmp_path / "crops"
+    parts = {split: real_sets.page_line_crops(forms, split, tmp_path, crops) for split in real_sets.SPLITS}
+
+    held_out_pages = {name for name in names if real_sets.split_of(name) == "held-out"}
+    assert 0 < len(held_out_pages) < len(names)  # both parts hold pages
+    assert len(parts["held-out"][0]) == 2 * len(held_out_pages)  # a line without a letter or digit is left out
+    assert len(parts["development"][0]) == 2 * (len(names) - len(held_out_pages))
+    assert parts["development"][1][:2] == ["TO: K. A. Sparrow", "3"]
+    first, corner = (Image.open(path) for path in parts["development"][0][:2])
+    margin = real_sets.LINE_CROP_MARGIN
+    assert first.size == (100 + 2 * margin, 20 + 2 * margin)  # the box and the margin around it
+    assert corner.size == (20 + margin, 20 + margin)  # clipped at the page's edge
+    grey = np.asarray(first.convert("L"))
+    assert grey[margin:-margin, margin:-margin].max() == 0 and grey[0].min() == 230  # the line, framed by paper
+
+    first.close()
+    for name in names:  # cut once: later calls read the crops, not the pages
+        (tmp_path / "pages" / name).unlink()
+    assert real_sets.page_line_crops(forms, "development", tmp_path, crops) == parts["development"]
