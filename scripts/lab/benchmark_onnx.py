@@ -3,9 +3,10 @@
     python scripts/lab/benchmark_onnx.py --model crnn-lines --limit 400 --output_markdown scripts/lab/results/onnx_speed.md
 
 Reads the real print development sets of `real_sets.py` (SROIE receipt lines, 19th-century book print) with:
-torch fp32 (`recognize()`, CTC best path), torch with int8 dynamic quantisation of its Linear and LSTM layers
-(`torch.ao.quantization.quantize_dynamic`), the ONNX export (`textrec-export --format onnx`) in onnxruntime, fp32
-and int8, and Tesseract 5 (`--psm 7`). Everything runs on one thread (torch.set_num_threads(1), onnxruntime
+torch fp32 (`recognize()`, as `generate()` reads: the CTC head, with its character n-gram where the model has one),
+torch with int8 dynamic quantisation of its Linear and LSTM layers (`torch.ao.quantization.quantize_dynamic`), the
+ONNX export (`textrec-export --format onnx`, the n-gram and the search beside it) in onnxruntime, fp32 and int8, and
+Tesseract 5 (`--psm 7`). Everything runs on one thread (torch.set_num_threads(1), onnxruntime
 intra_op_num_threads=1, OMP_THREAD_LIMIT=1 for Tesseract), from the image files to text, in batches sorted by
 width; loading the model is not timed. CER per set under its protocol; lines/s per core per set. The ONNX int8
 reading is also split into image preparation (loading, polarity, resizing, padding) and the model (onnxruntime's

@@ -47,14 +47,25 @@ German Fraktur script model, 5.1% CER on the historic print's development lines 
 `deu`, 5.3% for `frk`); `eng` for the other sets."""
 
 
-def read_with_textrec(name: str) -> tuple[str, callable]:
+def read_with_textrec(name: str, best_path: bool = False) -> tuple[str, callable]:
+    """The row label and reader of a released model, reading as `generate()` does, or by its CTC head's best path
+    alone (`best_path`: without the character n-gram a CRNN release reads with)."""
     model, processor = load_recognizer(name)
     decoding = preferred_decoding(model)
+    language_model = getattr(model, "language_model", None)
+    num_beams = model.generation_config.num_beams or 1
+    if best_path:
+        reading, num_beams = f"{decoding}, best path", 1
+    elif language_model is not None and num_beams > 1:
+        reading = f"{decoding}, {language_model.order}-gram, {num_beams} beams"
+    else:
+        reading = decoding
 
     def read(paths: list[Path], set_name: str) -> list[str]:
-        return recognize(model, processor, [str(path) for path in paths], batch_size=32, progress=False).texts
+        return recognize(model, processor, [str(path) for path in paths], batch_size=32, num_beams=num_beams,
+                         progress=False).texts
 
-    return f"`{name}` ({decoding})", read
+    return f"`{name}` ({reading})", read
 
 
 def tesseract_languages() -> dict[str, str]:
@@ -153,6 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", choices=SPLITS, default="development")
     parser.add_argument("--peers", nargs="*", choices=list(PEERS), default=list(PEERS))
     parser.add_argument("--invert", action="store_true", help="Read every image with its polarity turned.")
+    parser.add_argument("--best_path", action="store_true",
+                        help="Read the models by their CTC head's best path, without the character n-gram they read with.")
     parser.add_argument("--limit", type=int, help="Read only the first N images of each set (a quick look).")
     parser.add_argument("--data_dir", type=Path, default=REAL_DATA_DIR, help="The shared real-data folder.")
     parser.add_argument("--output_markdown", type=Path, help="Write the table to this file.")
@@ -182,7 +195,7 @@ def run(argv: list[str] | None = None) -> list[dict]:
         sets = inverted
         notes.append("Every image read with its polarity turned (`--invert`).")
     for name in args.models or line_releases():
-        readers.append(read_with_textrec(name))
+        readers.append(read_with_textrec(name, args.best_path))
     for peer in args.peers:
         reader = PEERS[peer]()
         if reader is None:
