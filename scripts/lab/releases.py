@@ -252,7 +252,7 @@ def line_release_arguments(architecture: str, max_train_minutes: int) -> tuple[s
     )
 
 
-PRINT_AND_SCENE_SETS = ("receipts", "historic-print", "scene")
+PRINT_AND_SCENE_SETS = ("receipts", "historic-print", "scene", "forms")
 HANDWRITING_SETS = ("iam-ondb", "washington")
 """The real sets of `real_sets.py` a release is measured on (by name)."""
 
