@@ -46,3 +46,18 @@ def test_page_lines_are_cut_by_their_boxes_with_a_margin_split_by_page(tmp_path)
     for name in names:  # cut once: later calls read the crops, not the pages
         (tmp_path / "pages" / name).unlink()
     assert real_sets.page_line_crops(forms, "development", tmp_path, crops) == parts["development"]
+
+
+def test_readmes_result_tables_are_the_results_files():
+    """Each README table marked `<!-- ... table: PATH -->` is the table of the results file PATH (which its command
+    writes), row for row: README's numbers come from what the benchmarks wrote, not from a hand's copy."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    markers = re.findall(r"<!-- [^>]*table: (\S+) -->\n((?:\|.*\n)+)", readme)
+    assert len(markers) >= 3, "README's real-data, handwriting and pages tables carry their results file's name"
+    for path, table in markers:
+        written = [line for line in (root / path).read_text(encoding="utf-8").splitlines() if line.startswith("|")]
+        assert table.splitlines() == written, path
