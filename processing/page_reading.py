@@ -82,9 +82,9 @@ FAINT_CONTRAST_SHARE = 0.45
 left out: the other side of the leaf showing through, stains, specks."""
 MIN_CHARACTER_CONFIDENCE = 0.4
 """A detected run read with a mean character confidence (`character_confidence`) under this is left out: signatures,
-stamps, logos and rules read as a few unlikely characters. Chosen on the real development pages with `crnn-lines`
-(page CER of all 85: 15.64% with none, 14.99% at 0.3, 14.88% at 0.4, 15.08% at 0.5, 17.36% at 0.7; book pages 5.02%
--> 4.18%, forms 15.62% -> 14.36%)."""
+stamps, logos and rules read as a few unlikely characters. Chosen on the real development pages with the sixth
+`crnn-lines` (page CER of all 85: 15.64% with none, 14.99% at 0.3, 14.88% at 0.4, 15.08% at 0.5, 17.36% at 0.7; book
+pages 5.02% -> 4.18%, forms 15.62% -> 14.36%)."""
 
 
 @dataclass
