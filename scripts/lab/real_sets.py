@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textrec.processing.data.fonts import PRINTABLE_ASCII
+from textrec.processing.data.generation import default_cache_dir
 
 REAL_DATA_DIR = Path(os.environ.get("TEXTREC_REAL_DATA", Path(__file__).resolve().parents[2] / "../shared/data/real"))
 """The shared folder of real data, beside the checkout (`TEXTREC_REAL_DATA` overrides it)."""
 
-LINE_CROPS_DIR = Path(os.environ.get("TEXTREC_CACHE", "~/.cache/textrec/datasets")).expanduser() / "real-line-crops"
-"""Where the lines of real pages are cut to (`TEXTREC_CACHE` moves it): a cache, never the repository."""
+LINE_CROPS_DIR = default_cache_dir() / "real-line-crops"
+"""Where the lines of real pages are cut to (textrec's dataset cache; `TEXTREC_CACHE` moves it), never the repository."""
 LINE_CROP_MARGIN = 3
 """Pixels added around an annotated line box when it is cut (as the SROIE receipt lines of `print/` were cut)."""
 SPLITS = ("development", "held-out")
@@ -142,7 +143,7 @@ def page_line_crops(real_set: RealSet, split: str, data_dir: Path = REAL_DATA_DI
     for row in map(json.loads, filter(str.strip, metadata.read_text(encoding="utf-8").splitlines())):
         if row["subset"] not in real_set.subsets or split_of(row["file_name"]) != split:
             continue
-        folder = crops_dir / real_set.name
+        folder = crops_dir / f"{real_set.name}-margin-{LINE_CROP_MARGIN}"  # another margin cuts its own crops
         page = None
         for index, line in enumerate(row["lines"]):
             if not any(character.isalnum() for character in line["text"]):
