@@ -37,6 +37,8 @@ from PIL import Image, ImageOps
 from transformers.image_processing_utils import BaseImageProcessor, BatchFeature
 from transformers.processing_utils import ImagesKwargs
 
+from .slant_correction import deslant as deslant_image
+
 
 logger = logging.getLogger(__name__)
 
@@ -318,16 +320,22 @@ def estimate_glyph_height(luminance: np.ndarray) -> float | None:
     return float(heights[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
 
 
-def normalize_capture(image: Image.Image, text_polarity: str = "auto", crop_margin: float | None = None) -> Image.Image:
+def normalize_capture(
+    image: Image.Image, text_polarity: str = "auto", crop_margin: float | None = None, deslant: bool = False
+) -> Image.Image:
     """The image as the model expects to see any capture of its text: dark text on a light background
     (`text_polarity`), and, with `crop_margin`, cropped to its ink (`ink_box`) with a margin of `crop_margin`
     times the ink's height on every side, filled with the background's grey, so that a tight and a loose crop
-    of the same text become the same image. An 8-bit "L" or "RGB" image in, the same mode out."""
+    of the same text become the same image; with `deslant`, sheared first so that leaning handwriting stands
+    upright (`slant_correction.deslant`). An 8-bit "L" or "RGB" image in, the same mode out."""
     if text_polarity not in TEXT_POLARITIES:
         raise ValueError(f"text_polarity must be one of {TEXT_POLARITIES}, got {text_polarity!r}")
     luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if text_polarity == "light-on-dark" or (text_polarity == "auto" and has_light_text(luminance)):
         image, luminance = ImageOps.invert(image), 255 - luminance
+    if deslant:
+        image = deslant_image(image, background_fill(image, luminance))
+        luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
         return image
     box = ink_box(luminance)
@@ -335,12 +343,19 @@ def normalize_capture(image: Image.Image, text_polarity: str = "auto", crop_marg
         return image
     left, top, right, bottom = box
     margin = round(crop_margin * (bottom - top))
-    is_background = luminance >= otsu_threshold(luminance)
-    fill = tuple(int(value) for value in np.median(np.asarray(image)[is_background], axis=0).reshape(-1))
+    fill = background_fill(image, luminance)
     cropped = image.crop((left, top, right, bottom))
-    framed = Image.new(image.mode, (cropped.width + 2 * margin, cropped.height + 2 * margin), fill if len(fill) > 1 else fill[0])
+    framed = Image.new(image.mode, (cropped.width + 2 * margin, cropped.height + 2 * margin), fill)
     framed.paste(cropped, (margin, margin))
     return framed
+
+
+def background_fill(image: Image.Image, luminance: np.ndarray) -> int | tuple[int, ...]:
+    """The colour of the image's background, to fill what is added to it: the median of the pixels lighter than
+    `otsu_threshold` (a grey level for an "L" image, an RGB triple for an "RGB" one)."""
+    is_background = luminance >= otsu_threshold(luminance)
+    fill = tuple(int(value) for value in np.median(np.asarray(image)[is_background], axis=0).reshape(-1))
+    return fill if len(fill) > 1 else fill[0]
 
 
 class TextRecognitionImageProcessorKwargs(ImagesKwargs, total=False):
@@ -360,6 +375,7 @@ class TextRecognitionImageProcessorKwargs(ImagesKwargs, total=False):
     invert: bool
     text_polarity: str
     crop_margin: float | None
+    deslant: bool
     glyph_height_range: list[float] | None
     min_right_padding: int
 
@@ -396,6 +412,9 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         crop_margin (`float`, *optional*): crop each image to its ink and frame it with this many times the
             ink's height on every side (`normalize_capture`), so that tight and loose crops read alike. None
             keeps the image's own margins.
+        deslant (`bool`, defaults to `False`): shear each image so that leaning handwriting stands upright
+            (`slant_correction`), before the crop; for handwriting readers, which then learn and read upright
+            strokes whatever the writer's slant.
         glyph_height_range (`list[float]`, *optional*): `[low, high]` pixels, in `"limits"` mode: an image whose
             glyphs (`estimate_glyph_height`) are shorter than `low` or taller than `high` is first scaled to
             that end (by a factor within `GLYPH_SCALE_LIMITS`), so that text typeset at any size reaches the
@@ -427,6 +446,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         invert: bool = False,
         text_polarity: str = "auto",
         crop_margin: float | None = None,
+        deslant: bool = False,
         glyph_height_range: Sequence[float] | None = None,
         min_right_padding: int = 16,
         **kwargs,
@@ -454,6 +474,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             raise ValueError(f"min_right_padding must be a number of columns >= 0, got {min_right_padding!r}")
         if text_polarity not in TEXT_POLARITIES:
             raise ValueError(f"text_polarity must be one of {TEXT_POLARITIES}, got {text_polarity!r}")
+        if not isinstance(deslant, bool):
+            raise ValueError(f"deslant must be True or False, got {deslant!r}")
         if crop_margin is not None and not (isinstance(crop_margin, (int, float)) and 0 <= crop_margin <= 2):
             raise ValueError(f"crop_margin must be None or a number of ink heights from 0 to 2, got {crop_margin!r}")
         if glyph_height_range is not None:
@@ -491,6 +513,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         self.invert = invert
         self.text_polarity = text_polarity
         self.crop_margin = crop_margin
+        self.deslant = deslant
         self.glyph_height_range = glyph_height_range
         self.min_right_padding = min_right_padding
 
@@ -632,7 +655,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
     def _image_to_array(self, image: Image.Image, scale: float = 1.0) -> np.ndarray:
         """8-bit L/RGB image -> float32 (num_channels, resized_height, resized_width), normalised."""
         image = image.convert("L" if self.num_channels == 1 else "RGB")
-        image = normalize_capture(image, self.text_polarity, self.crop_margin)
+        image = normalize_capture(image, self.text_polarity, self.crop_margin, self.deslant)
         if self.glyph_height_range is not None:
             glyphs = estimate_glyph_height(np.asarray(image.convert("L")))
             if glyphs is not None:

@@ -27,6 +27,9 @@ textrec, the beam search's own file.
 """
 
 import argparse
+import functools
+import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -41,13 +44,16 @@ INT8_MODEL_FILE = "model_int8.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 FORMAT = "textrec-onnx-ctc"
 """The `format` of `onnx_config.json`; its `format_version` says which settings it holds."""
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Version 2 added `ctc_search` and `language_model` (prefix beam search with a character n-gram); a version 1
-folder reads by best path as before."""
-READABLE_FORMAT_VERSIONS = (1, 2)
+folder reads by best path as before. Version 3 added the image processor's `deslant` (an earlier reader would read
+such a folder without correcting the slant); a folder without it does not deslant."""
+READABLE_FORMAT_VERSIONS = (1, 2, 3)
 LANGUAGE_MODEL_FILE = "language_model.npz"
 BEAM_SEARCH_FILE = "ctc_beam_search.py"
 """The prefix beam search and the n-gram's lookup, copied beside this file for a model that reads with them."""
+SLANT_CORRECTION_FILE = "slant_correction.py"
+"""textrec's slant correction, copied beside this file for a model whose image processor deslants (NumPy and Pillow)."""
 
 RESAMPLE = Image.Resampling.BICUBIC
 MIN_INK_CONTRAST = 24
@@ -150,12 +156,24 @@ def ink_box(luminance: np.ndarray) -> tuple[int, int, int, int] | None:
     return int(kept_columns[0]), int(kept_rows[0]), int(kept_columns[-1]) + 1, int(kept_rows[-1]) + 1
 
 
-def normalize_capture(image: Image.Image, text_polarity: str, crop_margin: float | None) -> Image.Image:
-    """Dark text on a light background (`text_polarity`: "auto", "dark-on-light" or "light-on-dark") and, with
-    `crop_margin`, cropped to the ink and framed by `crop_margin` ink heights of the background's grey."""
+def background_fill(image: Image.Image, luminance: np.ndarray) -> int | tuple[int, ...]:
+    """The background's colour: the median of the pixels lighter than `otsu_threshold` (grey or RGB)."""
+    is_background = luminance >= otsu_threshold(luminance)
+    fill = tuple(int(value) for value in np.median(np.asarray(image)[is_background], axis=0).reshape(-1))
+    return fill if len(fill) > 1 else fill[0]
+
+
+def normalize_capture(image: Image.Image, text_polarity: str, crop_margin: float | None,
+                      deslant: bool = False) -> Image.Image:
+    """Dark text on a light background (`text_polarity`: "auto", "dark-on-light" or "light-on-dark"), with
+    `deslant` sheared upright (`slant_correction.py`), and, with `crop_margin`, cropped to the ink and framed by
+    `crop_margin` ink heights of the background's grey."""
     luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if text_polarity == "light-on-dark" or (text_polarity == "auto" and has_light_text(luminance)):
         image, luminance = ImageOps.invert(image), 255 - luminance
+    if deslant:
+        image = _sibling_module(SLANT_CORRECTION_FILE).deslant(image, background_fill(image, luminance))
+        luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
         return image
     box = ink_box(luminance)
@@ -163,11 +181,9 @@ def normalize_capture(image: Image.Image, text_polarity: str, crop_margin: float
         return image
     left, top, right, bottom = box
     margin = round(crop_margin * (bottom - top))
-    is_background = luminance >= otsu_threshold(luminance)
-    fill = tuple(int(value) for value in np.median(np.asarray(image)[is_background], axis=0).reshape(-1))
     cropped = image.crop((left, top, right, bottom))
     framed = Image.new(image.mode, (cropped.width + 2 * margin, cropped.height + 2 * margin),
-                       fill if len(fill) > 1 else fill[0])
+                       background_fill(image, luminance))
     framed.paste(cropped, (margin, margin))
     return framed
 
@@ -200,6 +216,7 @@ class LinePreprocessor:
         self.padding_value = settings["padding_value"]
         self.text_polarity = settings["text_polarity"]
         self.crop_margin = settings["crop_margin"]
+        self.deslant = settings.get("deslant", False)
 
     def output_size(self, height: int, width: int) -> tuple[int, int]:
         """`(height, width)` after resizing: `height` rows, the width scaled alike (at least 1, at most `max_width`)."""
@@ -208,7 +225,7 @@ class LinePreprocessor:
     def image_to_array(self, image: Image.Image) -> np.ndarray:
         """An 8-bit "L"/"RGB" image to float32 (channels, height, resized_width), normalised."""
         image = image.convert("L" if self.num_channels == 1 else "RGB")
-        image = normalize_capture(image, self.text_polarity, self.crop_margin)
+        image = normalize_capture(image, self.text_polarity, self.crop_margin, self.deslant)
         height, width = self.output_size(image.height, image.width)
         if image.size != (width, height):
             image = image.resize((width, height), resample=RESAMPLE)
@@ -288,16 +305,19 @@ def ctc_best_path(log_probs: np.ndarray, column_mask: np.ndarray, blank_token_id
     return [row[kept].tolist() for row, kept in zip(best, keep)]
 
 
-def _beam_search_module():
-    """`ctc_beam_search.py`: the file beside this one in an exported folder, else textrec's own."""
-    beside = Path(__file__).with_name(BEAM_SEARCH_FILE)
+TEXTREC_MODULES = {BEAM_SEARCH_FILE: "textrec.modeling.crnn.ctc_beam_search",
+                   SLANT_CORRECTION_FILE: "textrec.processing.slant_correction"}
+"""Where textrec keeps each file the reader may find beside it."""
+
+
+@functools.cache
+def _sibling_module(file_name: str):
+    """The module of `file_name` (of `TEXTREC_MODULES`): the file beside this one in an exported folder, else
+    textrec's own."""
+    beside = Path(__file__).with_name(file_name)
     if not beside.is_file():
-        from ..modeling.crnn import ctc_beam_search
-
-        return ctc_beam_search
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("ctc_beam_search", beside)
+        return importlib.import_module(TEXTREC_MODULES[file_name])
+    spec = importlib.util.spec_from_file_location(beside.stem, beside)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -332,7 +352,7 @@ class OnnxLineReader:
         self.search = config.get("ctc_search") or {}
         self.language_model = None
         if self.search:
-            beam_search = _beam_search_module()
+            beam_search = _sibling_module(BEAM_SEARCH_FILE)
             if config.get("language_model"):
                 tables = np.load(folder / config["language_model"]["file"])
                 self.language_model = beam_search.CharacterNGramTables(
@@ -355,7 +375,7 @@ class OnnxLineReader:
         log_probs, column_mask = self.log_probs(images)
         if not self.search:
             return [self.vocabulary.decode(ids) for ids in ctc_best_path(log_probs, column_mask, self.blank_token_id)]
-        search = _beam_search_module().ctc_prefix_beam_search
+        search = _sibling_module(BEAM_SEARCH_FILE).ctc_prefix_beam_search
         return [self.vocabulary.decode(search(
             row[mask.astype(bool)].astype(np.float64), self.blank_token_id, self.search["num_beams"], self.language_model,
             self.search["language_model_weight"], self.search["length_bonus"], self.vocabulary.eos_token_id,

@@ -82,7 +82,8 @@ def test_rgb_image_keeps_its_mode_and_background_colour():
 
 @pytest.mark.parametrize(
     "settings, message",
-    [({"text_polarity": "white"}, "text_polarity must be one of"), ({"crop_margin": -1}, "crop_margin must be")],
+    [({"text_polarity": "white"}, "text_polarity must be one of"), ({"crop_margin": -1}, "crop_margin must be"),
+     ({"deslant": "yes"}, "deslant must be True or False")],
 )
 def test_bad_settings_are_refused(settings, message):
     with pytest.raises(ValueError, match=message):
@@ -90,10 +91,10 @@ def test_bad_settings_are_refused(settings, message):
 
 
 def test_settings_round_trip(tmp_path):
-    processor = TextRecognitionImageProcessor(text_polarity="dark-on-light", crop_margin=0.3)
+    processor = TextRecognitionImageProcessor(text_polarity="dark-on-light", crop_margin=0.3, deslant=True)
     processor.save_pretrained(tmp_path)
     loaded = TextRecognitionImageProcessor.from_pretrained(tmp_path)
-    assert (loaded.text_polarity, loaded.crop_margin) == ("dark-on-light", 0.3)
+    assert (loaded.text_polarity, loaded.crop_margin, loaded.deslant) == ("dark-on-light", 0.3, True)
 
 
 # The released models read each variant of the same images as they read the original.
@@ -288,3 +289,56 @@ def test_a_line_reads_the_same_alone_and_in_a_batch(print_lines, name):
     batched = recognize(model, processor, cut, batch_size=len(cut), progress=False).texts
     alone = recognize(model, processor, cut, batch_size=1, progress=False).texts
     assert alone == batched
+
+
+# Slant: leaning handwriting sheared upright (`deslant`).
+
+
+def strokes(lean: float, width=240, height=48, paper=230, ink=30) -> Image.Image:
+    """Vertical strokes 3 pixels wide every 12 columns, over the middle two thirds of the rows, leaning by `lean`
+    (columns moved right per row of height, upwards): a line of handwriting's downstrokes."""
+    values = np.full((height, width), paper, np.uint8)
+    for row in range(height // 6, height - height // 6):
+        shift = round(lean * (height / 2 - row))
+        for start in range(40, width - 40, 12):
+            values[row, start + shift:start + shift + 3] = ink
+    return Image.fromarray(values)
+
+
+@pytest.mark.parametrize("lean", [-0.5, 0.0, 0.4, 0.8])
+def test_estimate_slant_measures_the_strokes_lean(lean):
+    from textrec.processing.slant_correction import estimate_slant
+
+    assert estimate_slant(np.asarray(strokes(lean))) == pytest.approx(lean, abs=0.06)
+
+
+def test_a_blank_image_has_no_slant():
+    from textrec.processing.slant_correction import estimate_slant
+
+    assert estimate_slant(np.full((30, 90), 200, np.uint8)) == 0.0
+
+
+@pytest.mark.parametrize("lean", [-0.5, 0.8])
+def test_deslant_stands_the_strokes_upright_without_cutting_them(lean):
+    from textrec.processing.slant_correction import estimate_slant
+
+    leaning = strokes(lean)
+    upright = normalize_capture(leaning, deslant=True)
+    assert abs(estimate_slant(np.asarray(upright))) <= 0.06
+    assert upright.width == leaning.width + np.ceil(abs(estimate_slant(np.asarray(leaning))) * leaning.height)
+    ink = np.asarray(upright) < 128
+    assert ink.sum() == pytest.approx((np.asarray(strokes(lean)) < 128).sum(), rel=0.05)
+    assert upright.getpixel((0, 0)) == 230 and upright.getpixel((upright.width - 1, upright.height - 1)) == 230
+
+
+def test_deslant_leaves_upright_strokes_and_rgb_mode_alone():
+    upright = strokes(0.0)
+    assert np.array_equal(np.asarray(normalize_capture(upright, deslant=True)), np.asarray(upright))
+    rgb = normalize_capture(strokes(0.6).convert("RGB"), deslant=True)
+    assert rgb.mode == "RGB" and rgb.getpixel((0, 0)) == (230, 230, 230)
+
+
+def test_deslant_reads_light_handwriting_on_dark_as_dark_on_light():
+    leaning = strokes(0.6)
+    assert np.array_equal(np.asarray(normalize_capture(ImageOps.invert(leaning), deslant=True)),
+                          np.asarray(normalize_capture(leaning, deslant=True)))

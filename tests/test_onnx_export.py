@@ -67,7 +67,8 @@ def crnn_lines_onnx(tmp_path_factory, line_images):
 
 @pytest.mark.parametrize("settings", [{}, {"crop_margin": 0.5}, {"text_polarity": "dark-on-light"},
                                       {"num_channels": 3, "image_mean": 0.4, "image_std": 0.3, "invert": True},
-                                      {"padding_value": 0.0, "max_width": 256, "width_multiple": 8}])
+                                      {"padding_value": 0.0, "max_width": 256, "width_multiple": 8},
+                                      {"deslant": True, "crop_margin": 0.25}])
 def test_the_reader_prepares_images_as_the_image_processor_does(line_images, settings):
     image_processor = TextRecognitionImageProcessor(**{"max_width": 1024, **settings})
     preprocess = textrec_onnx.LinePreprocessor(image_processor.to_dict())

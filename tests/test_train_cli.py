@@ -195,6 +195,19 @@ def test_fine_tuning_with_a_wider_charset_keeps_the_old_characters_rows(trained_
     assert torch.equal(after["decoder.embed_tokens.weight"][:old], before["decoder.embed_tokens.weight"])
 
 
+def test_deslant_is_kept_by_fine_tuning_and_set_by_its_argument(trained_folder, tmp_path):
+    """`--deslant true` makes the fine-tuned model's processor deslant (in its training and its reading); a model
+    fine-tuned from that one without the argument keeps it."""
+    def deslants(folder):
+        return json.loads((folder / "processor_config.json").read_text())["image_processor"]["deslant"]
+
+    train_cli.run(tiny_run_arguments(tmp_path / "upright", max_steps=1)
+                  + [f"--model_name_or_path={trained_folder}", "--deslant=true", "--learning_rate=0"])
+    train_cli.run(tiny_run_arguments(tmp_path / "again", max_steps=1)
+                  + [f"--model_name_or_path={tmp_path / 'upright'}", "--learning_rate=0"])
+    assert (deslants(trained_folder), deslants(tmp_path / "upright"), deslants(tmp_path / "again")) == (False, True, True)
+
+
 def test_frozen_modules_keep_their_weights_and_statistics_while_the_rest_trains(trained_folder, tmp_path):
     """--freeze_modules encoder: no gradient reaches the encoder and its batch normalisation keeps its running
     statistics (it runs in eval mode); the decoder trains. A part the model lacks is refused, naming its parts."""

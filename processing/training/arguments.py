@@ -52,6 +52,11 @@ class ModelArguments:
         default=None,
         metadata={"help": "Width of every image, for fixed-size architectures (default: the architecture's)."},
     )
+    deslant: bool | None = field(
+        default=None,
+        metadata={"help": "`--deslant true` shears leaning handwriting upright before the model sees it, in training and in the saved "
+                  "processor's reading (default: a new model's architecture setting, a fine-tuned model's own)."},
+    )
     backbone_weights: str | None = field(
         default=None,
         metadata={"help": "ResNet weights in transformers' format (folder or Hub id, e.g. microsoft/resnet-50) "

@@ -262,6 +262,8 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
             model.load_pretrained_backbone(model_args.backbone_weights)
         processor = TextRecognitionProcessor(build_image_processor(model_args, spec, model.config), tokenizer)
     processor.max_label_length = model.config.max_target_length
+    if model_args.deslant is not None:
+        processor.image_processor.deslant = model_args.deslant
     if spec.prepare_model is not None:
         spec.prepare_model(model, processor)
     freeze_modules(model, model_args.freeze_modules)
