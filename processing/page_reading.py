@@ -10,8 +10,8 @@
 Reading order (`reading_order`): the lines' positions are turned upright by the page's skew (the median direction of
 the detected lines). Printed rules across the page's text (`horizontal_rules`) cut it first into sections read top
 to bottom (a newspaper's feuilleton is read after the columns above its rule). Each section is cut recursively
-(XY-cut): a wide vertical gap between two runs of text columns splits the
-page into columns, read left to right; otherwise horizontal gaps split it into bands read top to bottom; what one
+(XY-cut): a printed rule between two columns of text (`vertical_rules`) or a wide vertical gap between them splits
+the page into columns, read left to right; otherwise horizontal gaps split it into bands read top to bottom; what one
 band holds side by side (an item and its price, a label and its value) is one output line, its runs joined by a
 space, left to right. Where the detector joined lines of two justified columns across a newspaper's narrow gutter,
 the gutter is still found (`JOINED_LINES_SHARE`) and `split_at_columns` cuts those lines there before they are read.
@@ -77,6 +77,14 @@ RULE_GAP = 2
 """A rule's stroke may break for this many pixels (worn type, a scan's noise) ..."""
 RULE_WANDER_HEIGHTS = 0.25
 """... and wander up and down over this many line heights (a rule on a warped sheet is not straight)."""
+COLUMN_RULE_MIN_HEIGHTS = 5
+"""A printed rule between columns (a newspaper's) is an unbroken vertical stroke (but breaks of `RULE_GAP` pixels) at
+least this many line heights long and at most `RULE_MAX_HEIGHTS` line heights thick (no letter is so tall); a detected
+line it crosses with at least a line height on each side is two columns' lines joined, cut there
+(`split_at_column_rules`) ..."""
+COLUMN_RULE_END_HEIGHTS = 2
+"""... and a line this many line heights beyond either end of the rule is beside it too (a worn rule breaks off
+before the column's last line)."""
 FAINT_CONTRAST_SHARE = 0.45
 """A detected line whose ink contrasts with its paper less than this share of the page's median line contrast is
 left out: the other side of the leaf showing through, stains, specks."""
@@ -320,6 +328,56 @@ def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[floa
             if end - start <= max(3.0, RULE_MAX_HEIGHTS * line_height) + wander]
 
 
+def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[float, float, float]]:
+    """The printed rules between the page's columns: vertical strokes of ink at least `COLUMN_RULE_MIN_HEIGHTS` line
+    heights long (breaks of `RULE_GAP` pixels closed), at most `RULE_MAX_HEIGHTS` line heights thick, each as
+    `(x, top, bottom)` in page pixels, left to right. `grey` is the page's luminance; light print on dark is turned
+    first."""
+    if len(polygons) < 2 or min(grey.shape) < 2:
+        return []
+    from scipy import ndimage
+
+    from .image_processing_text_recognition import otsu_threshold
+
+    _, _, line_height = _core_boxes(polygons)
+    grey = 255 - grey if page_has_light_text(grey) else grey
+    ink = ndimage.binary_closing(grey < otsu_threshold(grey), structure=np.ones((2 * RULE_GAP + 1, 1), dtype=bool))
+    padded = np.pad(ink, ((1, 1), (0, 0))).astype(np.int8)
+    steps = np.diff(padded, axis=0)
+    starts, ends = np.nonzero(steps.T == 1), np.nonzero(steps.T == -1)  # column-major: the k-th start and end are one run
+    long_run = ends[1] - starts[1] >= COLUMN_RULE_MIN_HEIGHTS * line_height
+    columns, tops, bottoms = starts[0][long_run], starts[1][long_run], ends[1][long_run]
+    rules = []
+    for start, end in runs_of(np.bincount(columns, minlength=ink.shape[1]) > 0, gap=2):
+        if end - start > max(3.0, RULE_MAX_HEIGHTS * line_height):
+            continue  # a band of ink (a picture's edge, the scan's border), not a rule
+        inside = (columns >= start) & (columns < end)
+        rules.append(((start + end - 1) / 2, float(tops[inside].min()), float(bottoms[inside].max())))
+    return rules
+
+
+def split_at_column_rules(polygons: Sequence[Polygon], rules: Sequence[tuple[float, float, float]]) -> list[Polygon]:
+    """The detected runs with those that a column rule (`vertical_rules`) crosses at their middle height (or within
+    `COLUMN_RULE_END_HEIGHTS` of its ends), with at least a line height of the run on each side, cut at the rule: runs
+    of two columns' lines the detector joined across it."""
+    pieces = []
+    for polygon in polygons:
+        top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
+        left, right = (top_left + bottom_left) / 2, (top_right + bottom_right) / 2
+        height = (np.linalg.norm(bottom_left - top_left) + np.linalg.norm(bottom_right - top_right)) / 2
+        length = right[0] - left[0]
+        cuts = []
+        for x, top, bottom in rules:
+            along = (x - left[0]) / length if length > 0 else -1.0
+            middle = left[1] + (right[1] - left[1]) * along
+            reach = COLUMN_RULE_END_HEIGHTS * height
+            if height / length <= along <= 1 - height / length and top - reach <= middle <= bottom + reach:
+                cuts.append(along)
+        edges = [0.0, *sorted(cuts), 1.0]
+        pieces.extend(polygon_part(polygon, start, end) for start, end in zip(edges, edges[1:]))
+    return pieces
+
+
 def runs_of(flags: np.ndarray, gap: int = 1) -> list[tuple[int, int]]:
     """The `[start, end)` index ranges of the runs of True in `flags`, runs closer than `gap` merged."""
     runs: list[tuple[int, int]] = []
@@ -347,18 +405,23 @@ def _sections(boxes: np.ndarray, rules: Sequence[float], line_height: float) -> 
 
 
 def _order(boxes: np.ndarray, indices: list[int], line_height: float,
-           cuts: list[tuple[float, list[int]]] | None = None, column_lines: float | None = None) -> list[list[int]]:
+           cuts: list[tuple[float, list[int]]] | None = None, column_lines: float | None = None,
+           column_rules: Sequence[tuple[float, float, float]] = ()) -> list[list[int]]:
     """XY-cut of `indices` into output lines; each column cut and the runs crossing it go into `cuts` if given.
-    `column_lines`: the page's, for a section of it (`_column_cut`'s `page_column_lines`)."""
+    `column_lines`: the page's, for a section of it (`_column_cut`'s `page_column_lines`); `column_rules`: the
+    page's printed rules between columns, `(x, top, bottom)` in the boxes' frame (`_rule_cut`)."""
     if len(indices) <= 1:
         return [indices] if indices else []
-    cut = _column_cut(boxes, indices, line_height, column_lines)
+    cut = _rule_cut(boxes, indices, line_height, column_rules)
+    if cut is None:
+        cut = _column_cut(boxes, indices, line_height, column_lines)
     if cut is not None:
         left = [i for i in indices if boxes[i, 0] + boxes[i, 2] < 2 * cut]  # by their middle: a few cross the gap
         right = [i for i in indices if boxes[i, 0] + boxes[i, 2] >= 2 * cut]
         if cuts is not None:
             cuts.append((cut, [i for i in indices if boxes[i, 0] < cut < boxes[i, 2]]))
-        return _order(boxes, left, line_height, cuts, column_lines) + _order(boxes, right, line_height, cuts, column_lines)
+        return (_order(boxes, left, line_height, cuts, column_lines, column_rules)
+                + _order(boxes, right, line_height, cuts, column_lines, column_rules))
     selected = boxes[indices]
     gaps = _gaps(selected[:, 1], selected[:, 3])
     if not gaps:
@@ -370,7 +433,47 @@ def _order(boxes: np.ndarray, indices: list[int], line_height: float,
     bands, edges = [], [-math.inf, *((start + end) / 2 for start, end in gaps), math.inf]
     for top, bottom in zip(edges, edges[1:]):
         bands.append([i for i in indices if top <= (boxes[i, 1] + boxes[i, 3]) / 2 < bottom])
-    return [row for band in bands for row in _order(boxes, band, line_height, cuts, column_lines)]
+    return [row for band in bands for row in _order(boxes, band, line_height, cuts, column_lines, column_rules)]
+
+
+def _rule_cut(boxes: np.ndarray, indices: list[int], line_height: float,
+              column_rules: Sequence[tuple[float, float, float]]) -> float | None:
+    """The x of a printed rule between columns (`vertical_rules`, in the boxes' frame) that splits `indices` into
+    columns, or None: one that no line of them crosses by a line height on each side (the rule's own fragments, which
+    the detector may take for lines, do not count), with at least `COLUMN_MIN_LINES` lines on each side beside it
+    (their middles within its height, `COLUMN_RULE_END_HEIGHTS` more at each end) whose median is at least
+    `COLUMN_MIN_LINE_HEIGHTS` line heights long and half of which end (or begin) within `JUSTIFIED_EDGE_HEIGHTS` line
+    heights of it: columns of text set against the rule, not a table's or a form's cells; of several, the one with the
+    most lines beside it."""
+    selected = boxes[indices]
+    middles = (selected[:, 1] + selected[:, 3]) / 2
+    reach = COLUMN_RULE_END_HEIGHTS * line_height
+    best = None
+    for x, top, bottom in column_rules:
+        if ((selected[:, 0] < x - line_height) & (selected[:, 2] > x + line_height)).any():
+            continue
+        beside = (middles >= top - reach) & (middles <= bottom + reach)
+        left, right = selected[beside & (selected[:, 2] <= x)], selected[beside & (selected[:, 0] >= x)]
+        if min(len(left), len(right)) < COLUMN_MIN_LINES:
+            continue
+        lengths = (np.median(left[:, 2] - left[:, 0]), np.median(right[:, 2] - right[:, 0]))
+        edge = JUSTIFIED_EDGE_HEIGHTS * line_height
+        flush = (float((left[:, 2] > x - edge).mean()), float((right[:, 0] < x + edge).mean()))
+        if min(lengths) < COLUMN_MIN_LINE_HEIGHTS * line_height or min(flush) < 0.5:
+            continue
+        if best is None or len(left) + len(right) > best[1]:
+            best = (x, len(left) + len(right))
+    return None if best is None else best[0]
+
+
+def _upright_rules(column_rules: Sequence[tuple[float, float, float]], skew: float) -> list[tuple[float, float, float]]:
+    """`column_rules` (page pixels) turned by `-skew` about the origin, as `_upright_boxes` turns the lines."""
+    cosine, sine = math.cos(-skew), math.sin(-skew)
+    turned = []
+    for x, top, bottom in column_rules:
+        ends = [(x * cosine - y * sine, x * sine + y * cosine) for y in (top, bottom)]
+        turned.append(((ends[0][0] + ends[1][0]) / 2, ends[0][1], ends[1][1]))
+    return turned
 
 
 def _core_boxes(polygons: Sequence[Polygon]) -> tuple[np.ndarray, np.ndarray, float]:
@@ -386,7 +489,8 @@ def _core_boxes(polygons: Sequence[Polygon]) -> tuple[np.ndarray, np.ndarray, fl
     return upright, cores, max(float(np.median(cores[:, 3] - cores[:, 1])), 1.0)
 
 
-def reading_order(polygons: Sequence[Polygon], rules: Sequence[float] = ()) -> list[list[int]]:
+def reading_order(polygons: Sequence[Polygon], rules: Sequence[float] = (),
+                  column_rules: Sequence[tuple[float, float, float]] = ()) -> list[list[int]]:
     """The output lines of a page as lists of the indices of `polygons` (its detected runs): the sections between
     `rules` (`horizontal_rules`) top to bottom, in each its columns left to right, lines top to bottom within each,
     the runs of one printed line left to right (see the module docstring). A run crossing a column gutter goes with
@@ -394,11 +498,13 @@ def reading_order(polygons: Sequence[Polygon], rules: Sequence[float] = ()) -> l
     if not polygons:
         return []
     _, cores, line_height = _core_boxes(polygons)
+    upright_rules = _upright_rules(column_rules, page_skew(polygons))
     return [row for section, column_lines in _sections(cores, rules, line_height)
-            for row in _order(cores, section, line_height, column_lines=column_lines)]
+            for row in _order(cores, section, line_height, column_lines=column_lines, column_rules=upright_rules)]
 
 
-def split_at_columns(polygons: Sequence[Polygon], rules: Sequence[float] = ()) -> tuple[list[Polygon], list[int]]:
+def split_at_columns(polygons: Sequence[Polygon], rules: Sequence[float] = (),
+                     column_rules: Sequence[tuple[float, float, float]] = ()) -> tuple[list[Polygon], list[int]]:
     """The detected runs with those that cross a column gutter (runs of two columns' lines the detector joined
     across it) cut at the gutter's middle: the pieces (at least a line height long) and the index of the run each
     came from. Columns are looked for in each section between `rules`, as `reading_order` does."""
@@ -406,8 +512,9 @@ def split_at_columns(polygons: Sequence[Polygon], rules: Sequence[float] = ()) -
         return [], []
     upright, cores, line_height = _core_boxes(polygons)
     cuts: list[tuple[float, list[int]]] = []
+    upright_rules = _upright_rules(column_rules, page_skew(polygons))
     for section, column_lines in _sections(cores, rules, line_height):
-        _order(cores, section, line_height, cuts, column_lines)
+        _order(cores, section, line_height, cuts, column_lines, upright_rules)
     cut_at: dict[int, list[float]] = {}
     for x, crossing in cuts:
         for index in crossing:
@@ -468,7 +575,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
               num_beams: int | None = None) -> PageReading:
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
     `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
-    faint ones (`distinct_lines`), finds the rules across the page (`horizontal_rules`), orders the lines
+    faint ones (`distinct_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
+    `split_at_column_rules`), finds the rules across the page (`horizontal_rules`), orders the lines
     (`reading_order`), reads each with `recognizer` (the model and processor of
     `load_recognizer`), leaves out the runs read with a `character_confidence` under `min_character_confidence`
     (marks that are not text; 0 keeps every run) and joins the runs of each printed line. `decoding` and `num_beams`
@@ -479,9 +587,13 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     grey = np.asarray(page.convert("L"))
     kept = distinct_lines(grey, found["boxes"])
     polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
-    rules = horizontal_rules(grey, polygons)
-    polygons, sources = split_at_columns(polygons, rules)
     scores = [score for score, keep in zip(found["scores"], kept) if keep]
+    rules_between_columns = vertical_rules(grey, polygons)
+    cut = [split_at_column_rules([polygon], rules_between_columns) for polygon in polygons]
+    scores = [score for score, pieces in zip(scores, cut) for _ in pieces]
+    polygons = [piece for pieces in cut for piece in pieces]
+    rules = horizontal_rules(grey, polygons)
+    polygons, sources = split_at_columns(polygons, rules, rules_between_columns)
     scores = [scores[source] for source in sources]
     paper = paper_colour(page)
     crops = [crop_line(page, polygon, paper) for polygon in polygons]
@@ -493,7 +605,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
                                                  warn_of_sizes=False):
             readings[index] = reading
     lines = []
-    for row in reading_order(polygons, rules):
+    for row in reading_order(polygons, rules, rules_between_columns):
         row = [index for index in row if character_confidence(readings[index]) >= min_character_confidence
                and readings[index].text]
         texts = [readings[index].text for index in row]

@@ -18,7 +18,9 @@ from textrec.processing.page_reading import (
     horizontal_rules,
     page_skew,
     reading_order,
+    split_at_column_rules,
     split_at_columns,
+    vertical_rules,
 )
 
 TINY = dict(stage_channels=[4, 4, 8, 8, 8], decoder_channels=8)
@@ -202,6 +204,58 @@ def test_a_rule_across_the_columns_parts_sections_read_one_after_the_other(skew)
     text_only = page.copy()
     ImageDraw.Draw(text_only).rectangle([0, 405, 759, 435], fill=250)
     assert horizontal_rules(np.asarray(text_only), polygons) == []  # the print is no rule
+
+
+def newspaper_with_column_rules() -> tuple[Image.Image, list, list[int]]:
+    """Three justified columns parted by printed vertical rules in gutters too narrow to tell (a third of a line
+    height), every line of the first two columns detected as one run across the rule: the page, the detections and
+    each detection's column (0 for a joined one)."""
+    page = Image.new("L", (1000, 760), 250)
+    draw = ImageDraw.Draw(page)
+    polygons, columns = [], []
+    starts, width = (40, 355, 670), 305
+    for y in range(60, 700, 26):
+        polygons.append(box_to_polygon([starts[0], y, starts[1] + width, y + 20]))
+        columns.append(0)
+        polygons.append(box_to_polygon([starts[2], y, starts[2] + width, y + 20]))
+        columns.append(2)
+        for start in starts:
+            draw.text((start, y + 16), "justified lines of print", fill=30, font_size=22, anchor="ls")
+    for x in (350, 665):
+        draw.line([(x, 50), (x, 710)], fill=20, width=2)
+    return page, polygons, columns
+
+
+def test_printed_rules_between_columns_are_found_and_part_the_lines_joined_across_them():
+    page, polygons, columns = newspaper_with_column_rules()
+    rules = vertical_rules(np.asarray(page), polygons)
+    assert [x for x, _, _ in rules] == [pytest.approx(350, abs=1.5), pytest.approx(665, abs=1.5)]
+    assert all(top <= 60 and bottom >= 700 for _, top, bottom in rules)
+    pieces = [piece for polygon in polygons for piece in split_at_column_rules([polygon], rules)]
+    boxes = np.asarray([polygon_to_box(piece) for piece in pieces])
+    assert len(pieces) == 3 * (len(polygons) // 2) and np.all(boxes[:, 2] - boxes[:, 0] < 320)
+    flat = [index for row in reading_order(pieces, (), rules) for index in row]
+    assert sorted(flat) == list(range(len(pieces)))
+    read_columns = [int(boxes[index, 0] // 315) for index in flat]
+    assert read_columns == sorted(read_columns)  # column by column
+    joined_rows = reading_order(pieces)  # without the rules the gutters are too narrow: rows across the page
+    assert max(len(row) for row in joined_rows) > 1
+    blank = Image.new("L", page.size, 250)
+    assert vertical_rules(np.asarray(blank), polygons) == []
+    text_only = page.copy()
+    for x in (350, 665):
+        ImageDraw.Draw(text_only).line([(x, 50), (x, 710)], fill=250, width=4)
+    assert vertical_rules(np.asarray(text_only), polygons) == []  # the letters' strokes are no rule
+
+
+def test_a_rule_beside_a_forms_short_fields_does_not_make_columns():
+    """A form's table: short labels and values beside a vertical line read row by row, each row's fields joined."""
+    polygons = []
+    for y in range(60, 500, 30):
+        polygons.append(box_to_polygon([40, y, 140, y + 18]))
+        polygons.append(box_to_polygon([320, y, 420, y + 18]))
+    rules = [(300.0, 40.0, 520.0)]
+    assert reading_order(polygons, (), rules) == reading_order(polygons)
 
 
 def test_rules_do_not_cut_a_page_without_columns():
