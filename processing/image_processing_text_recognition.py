@@ -334,7 +334,7 @@ def normalize_capture(
     if text_polarity == "light-on-dark" or (text_polarity == "auto" and has_light_text(luminance)):
         image, luminance = ImageOps.invert(image), 255 - luminance
     if deslant:
-        image = deslant_image(image, background_fill(image, luminance))
+        image = deslant_image(image, background_fill(image, luminance), otsu_threshold(luminance))
         luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
         return image

@@ -24,30 +24,19 @@ SLANT_MIN_CONTRAST = 24
 blank, with no slant to measure (as the image processor's `MIN_INK_CONTRAST`)."""
 
 
-def _otsu_threshold(luminance: np.ndarray) -> float:
-    counts = np.bincount(luminance.ravel().astype(np.uint8), minlength=256).astype(np.float64)
-    levels = np.arange(256, dtype=np.float64)
-    weight_below = np.cumsum(counts)
-    weight_above = weight_below[-1] - weight_below
-    sum_below = np.cumsum(counts * levels)
-    mean_below = sum_below / np.maximum(weight_below, 1)
-    mean_above = (sum_below[-1] - sum_below) / np.maximum(weight_above, 1)
-    return float(np.argmax(weight_below * weight_above * (mean_below - mean_above) ** 2)) + 0.5
-
-
-def estimate_slant(luminance: np.ndarray) -> float:
+def estimate_slant(luminance: np.ndarray, ink_threshold: float) -> float:
     """The lean of the strokes of an 8-bit luminance image of dark text on light, as one of `SLANT_SHEARS`: the
-    shear whose upright correction leaves the ink in the most unbroken vertical strokes (module docstring). 0.0 for
-    a blank image."""
+    shear whose upright correction leaves the ink (darker than `ink_threshold`, the image's Otsu threshold) in the most
+    unbroken vertical strokes (module docstring). 0.0 for a blank image."""
     luminance = np.asarray(luminance)
     low, high = np.percentile(luminance, (2, 98))
     if high - low < SLANT_MIN_CONTRAST:
         return 0.0
     height, width = luminance.shape
+    ink = luminance < ink_threshold
     if height != SLANT_ROWS:
         size = (max(1, round(width * SLANT_ROWS / height)), SLANT_ROWS)
-        luminance = np.asarray(Image.fromarray(luminance.astype(np.uint8)).resize(size, Image.Resampling.BILINEAR))
-    ink = luminance < _otsu_threshold(luminance)
+        ink = np.asarray(Image.fromarray(ink.astype(np.uint8) * 255).resize(size, Image.Resampling.BILINEAR)) >= 128
     rows, columns = ink.shape
     # Column x of the image corrected for lean s holds the ink at x + s * (middle - y) of row y.
     shifts = np.rint(SLANT_SHEARS[:, None] * ((rows - 1) / 2 - np.arange(rows))[None, :]).astype(np.int64)
@@ -66,12 +55,12 @@ def estimate_slant(luminance: np.ndarray) -> float:
     return float(SLANT_SHEARS[best[np.argmin(np.abs(SLANT_SHEARS[best]))]])
 
 
-def deslant(image: Image.Image, background) -> Image.Image:
+def deslant(image: Image.Image, background, ink_threshold: float) -> Image.Image:
     """`image` (8-bit "L" or "RGB", dark text on light) sheared so that its strokes stand upright
-    (`estimate_slant`), widened by the shear and filled with `background` (a grey level or an RGB triple); the
-    image itself where it stands upright already."""
+    (`estimate_slant`, its ink darker than `ink_threshold`), widened by the shear and filled with `background` (a grey
+    level or an RGB triple); the image itself where it stands upright already."""
     luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
-    slant = estimate_slant(luminance)
+    slant = estimate_slant(luminance, ink_threshold)
     if slant == 0.0:
         return image
     width, height = image.size

@@ -172,7 +172,7 @@ def normalize_capture(image: Image.Image, text_polarity: str, crop_margin: float
     if text_polarity == "light-on-dark" or (text_polarity == "auto" and has_light_text(luminance)):
         image, luminance = ImageOps.invert(image), 255 - luminance
     if deslant:
-        image = _sibling_module(SLANT_CORRECTION_FILE).deslant(image, background_fill(image, luminance))
+        image = _sibling_module(SLANT_CORRECTION_FILE).deslant(image, background_fill(image, luminance), otsu_threshold(luminance))
         luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
         return image

@@ -305,27 +305,29 @@ def strokes(lean: float, width=240, height=48, paper=230, ink=30) -> Image.Image
     return Image.fromarray(values)
 
 
-@pytest.mark.parametrize("lean", [-0.5, 0.0, 0.4, 0.8])
-def test_estimate_slant_measures_the_strokes_lean(lean):
+def slant_of(image: Image.Image) -> float:
+    from textrec.processing.image_processing_text_recognition import otsu_threshold
     from textrec.processing.slant_correction import estimate_slant
 
-    assert estimate_slant(np.asarray(strokes(lean))) == pytest.approx(lean, abs=0.06)
+    luminance = np.asarray(image)
+    return estimate_slant(luminance, otsu_threshold(luminance))
+
+
+@pytest.mark.parametrize("lean", [-0.5, 0.0, 0.4, 0.8])
+def test_estimate_slant_measures_the_strokes_lean(lean):
+    assert slant_of(strokes(lean)) == pytest.approx(lean, abs=0.06)
 
 
 def test_a_blank_image_has_no_slant():
-    from textrec.processing.slant_correction import estimate_slant
-
-    assert estimate_slant(np.full((30, 90), 200, np.uint8)) == 0.0
+    assert slant_of(Image.new("L", (90, 30), 200)) == 0.0
 
 
 @pytest.mark.parametrize("lean", [-0.5, 0.8])
 def test_deslant_stands_the_strokes_upright_without_cutting_them(lean):
-    from textrec.processing.slant_correction import estimate_slant
-
     leaning = strokes(lean)
     upright = normalize_capture(leaning, deslant=True)
-    assert abs(estimate_slant(np.asarray(upright))) <= 0.06
-    assert upright.width == leaning.width + np.ceil(abs(estimate_slant(np.asarray(leaning))) * leaning.height)
+    assert abs(slant_of(upright)) <= 0.06
+    assert upright.width == leaning.width + np.ceil(abs(slant_of(leaning)) * leaning.height)
     ink = np.asarray(upright) < 128
     assert ink.sum() == pytest.approx((np.asarray(strokes(lean)) < 128).sum(), rel=0.05)
     assert upright.getpixel((0, 0)) == 230 and upright.getpixel((upright.width - 1, upright.height - 1)) == 230
