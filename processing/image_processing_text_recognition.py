@@ -352,9 +352,11 @@ def normalize_capture(
 
 def background_fill(image: Image.Image, luminance: np.ndarray) -> int | tuple[int, ...]:
     """The colour of the image's background, to fill what is added to it: the median of the pixels lighter than
-    `otsu_threshold` (a grey level for an "L" image, an RGB triple for an "RGB" one)."""
+    `otsu_threshold` (of all of them in an image of one colour) (a grey level for an "L" image, an RGB triple for an
+    "RGB" one)."""
     is_background = luminance >= otsu_threshold(luminance)
-    fill = tuple(int(value) for value in np.median(np.asarray(image)[is_background], axis=0).reshape(-1))
+    pixels = np.asarray(image)[is_background] if is_background.any() else np.asarray(image).reshape(luminance.size, -1)
+    fill = tuple(int(value) for value in np.median(pixels, axis=0).reshape(-1))
     return fill if len(fill) > 1 else fill[0]
 
 

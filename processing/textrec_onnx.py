@@ -159,7 +159,8 @@ def ink_box(luminance: np.ndarray) -> tuple[int, int, int, int] | None:
 def background_fill(image: Image.Image, luminance: np.ndarray) -> int | tuple[int, ...]:
     """The background's colour: the median of the pixels lighter than `otsu_threshold` (grey or RGB)."""
     is_background = luminance >= otsu_threshold(luminance)
-    fill = tuple(int(value) for value in np.median(np.asarray(image)[is_background], axis=0).reshape(-1))
+    pixels = np.asarray(image)[is_background] if is_background.any() else np.asarray(image).reshape(luminance.size, -1)
+    fill = tuple(int(value) for value in np.median(pixels, axis=0).reshape(-1))
     return fill if len(fill) > 1 else fill[0]
 
 

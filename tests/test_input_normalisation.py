@@ -344,3 +344,10 @@ def test_deslant_reads_light_handwriting_on_dark_as_dark_on_light():
     leaning = strokes(0.6)
     assert np.array_equal(np.asarray(normalize_capture(ImageOps.invert(leaning), deslant=True)),
                           np.asarray(normalize_capture(leaning, deslant=True)))
+
+
+@pytest.mark.parametrize("colour", [0, 128, 255])
+@pytest.mark.parametrize("mode", ["L", "RGB"])
+def test_an_image_of_one_colour_passes_every_normalisation_unchanged(colour, mode):
+    plain = Image.new(mode, (60, 20), colour if mode == "L" else (colour,) * 3)
+    assert np.array_equal(np.asarray(normalize_capture(plain, crop_margin=0.2, deslant=True)), np.asarray(plain))
