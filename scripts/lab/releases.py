@@ -308,7 +308,14 @@ CRNN_HANDWRITING_THIRD_COMMAND = shlex.join([
     *ENGINE_STAGE_SETTINGS,
     "--learning_rate=1.5e-4", "--warmup_steps=100", "--max_steps=2700", "--max_train_minutes=85", "--seed=42",
     "--data_seed=47", "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit d4a307e)"
-"""The third `crnn-handwriting` (2,700 steps from the second's fp16 weights), which the release goes on training."""
+"""The third `crnn-handwriting` (2,700 steps from the second's fp16 weights), which the fourth goes on training."""
+CRNN_HANDWRITING_FOURTH_COMMAND = shlex.join([
+    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-handwriting", f"--dataset={HANDWRITING_DATA}",
+    *ENGINE_STAGE_SETTINGS,
+    "--learning_rate=1.5e-4", "--warmup_steps=100", "--max_steps=2700", "--max_train_minutes=85", "--seed=42",
+    "--data_seed=48", "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit 3e91875)"
+"""The fourth `crnn-handwriting` (2,700 steps from the third's fp16 weights), which the release goes on training
+with its slant corrected."""
 
 
 CRNN_LINES_FRAKTUR_COMMAND = shlex.join([
@@ -409,23 +416,26 @@ RELEASES = {
             real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
-        # scanned) beside the data engine's print, so that print still reads.
+        # scanned) beside the data engine's print, so that print still reads; its last stage (2026-11-27) reads every
+        # line with its slant corrected (the image processor's `deslant`), so that a leaning hand reads as an upright one.
         Release(
             name="crnn-handwriting",
             architecture="crnn",
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_HANDWRITING_FIRST_COMMAND,
-                              CRNN_HANDWRITING_SECOND_COMMAND, CRNN_HANDWRITING_THIRD_COMMAND),
+                              CRNN_HANDWRITING_SECOND_COMMAND, CRNN_HANDWRITING_THIRD_COMMAND,
+                              CRNN_HANDWRITING_FOURTH_COMMAND),
             train_arguments=(
                 "--model=crnn",
                 "--model_name_or_path=crnn-handwriting",
+                "--deslant=true",
                 f"--dataset={HANDWRITING_DATA}",
                 *ENGINE_STAGE_SETTINGS,
                 "--learning_rate=1.5e-4",
                 "--warmup_steps=100",
-                "--max_steps=2700",
-                "--max_train_minutes=85",
+                "--max_steps=2200",
+                "--max_train_minutes=75",
                 "--seed=42",
-                "--data_seed=48",
+                "--data_seed=49",
             ),
             test_sets=LINE_TEST_SETS,
             training_data=("the 9,112 training lines of IAM-OnDB (real pen strokes of 1,314 forms, rendered to images; "
@@ -434,8 +444,10 @@ RELEASES = {
                            "(`synthetic-lines:look=captured`): 3,500 steps from `crnn-lines` as released on 2026-11-25 "
                            "(its fp16 weights; textrec commit 1f13c77), then 3,000 more from the first `crnn-handwriting` "
                            "(its fp16 weights; textrec commit 81ab912), 2,700 more from the second (its fp16 weights; textrec commit "
-                           "2461354) and 2,700 more from the third (its fp16 weights; textrec commit d4a307e), each on "
-                           "new draws of the same mixture"),
+                           "2461354), 2,700 more from the third (its fp16 weights; textrec commit d4a307e), each on "
+                           "new draws of the same mixture, then 2,200 more from the fourth (its fp16 weights; textrec "
+                           "commit 3e91875) with every line's slant corrected (`--deslant true`, "
+                           "`textrec.processing.slant_correction`), in training as in reading"),
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
             language_model=ENGLISH_LANGUAGE_MODEL,
             base_model="crnn-lines",
