@@ -356,26 +356,28 @@ def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
     return rules
 
 
-def split_at_column_rules(polygons: Sequence[Polygon], rules: Sequence[tuple[float, float, float]]) -> list[Polygon]:
+def split_at_column_rules(polygons: Sequence[Polygon],
+                          rules: Sequence[tuple[float, float, float]]) -> tuple[list[Polygon], list[int]]:
     """The detected runs with those that a column rule (`vertical_rules`) crosses at their middle height (or within
     `COLUMN_RULE_END_HEIGHTS` of its ends), with at least a line height of the run on each side, cut at the rule: runs
-    of two columns' lines the detector joined across it."""
-    pieces = []
-    for polygon in polygons:
+    of two columns' lines the detector joined across it. The pieces and the index of the run each came from, as
+    `split_at_columns` gives them."""
+    pieces, sources = [], []
+    for index, polygon in enumerate(polygons):
         top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
         left, right = (top_left + bottom_left) / 2, (top_right + bottom_right) / 2
         height = (np.linalg.norm(bottom_left - top_left) + np.linalg.norm(bottom_right - top_right)) / 2
-        length = right[0] - left[0]
+        length, reach = right[0] - left[0], COLUMN_RULE_END_HEIGHTS * height
         cuts = []
-        for x, top, bottom in rules:
-            along = (x - left[0]) / length if length > 0 else -1.0
+        for x, top, bottom in rules if length > 2 * height else ():
+            along = (x - left[0]) / length
             middle = left[1] + (right[1] - left[1]) * along
-            reach = COLUMN_RULE_END_HEIGHTS * height
             if height / length <= along <= 1 - height / length and top - reach <= middle <= bottom + reach:
                 cuts.append(along)
         edges = [0.0, *sorted(cuts), 1.0]
         pieces.extend(polygon_part(polygon, start, end) for start, end in zip(edges, edges[1:]))
-    return pieces
+        sources.extend([index] * (len(edges) - 1))
+    return pieces, sources
 
 
 def runs_of(flags: np.ndarray, gap: int = 1) -> list[tuple[int, int]]:
@@ -468,12 +470,8 @@ def _rule_cut(boxes: np.ndarray, indices: list[int], line_height: float,
 
 def _upright_rules(column_rules: Sequence[tuple[float, float, float]], skew: float) -> list[tuple[float, float, float]]:
     """`column_rules` (page pixels) turned by `-skew` about the origin, as `_upright_boxes` turns the lines."""
-    cosine, sine = math.cos(-skew), math.sin(-skew)
-    turned = []
-    for x, top, bottom in column_rules:
-        ends = [(x * cosine - y * sine, x * sine + y * cosine) for y in (top, bottom)]
-        turned.append(((ends[0][0] + ends[1][0]) / 2, ends[0][1], ends[1][1]))
-    return turned
+    ends = _upright_boxes([[(x, top), (x, bottom)] for x, top, bottom in column_rules], skew)
+    return [((x0 + x1) / 2, top, bottom) for x0, top, x1, bottom in ends.tolist()]
 
 
 def _core_boxes(polygons: Sequence[Polygon]) -> tuple[np.ndarray, np.ndarray, float]:
@@ -589,9 +587,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
     scores = [score for score, keep in zip(found["scores"], kept) if keep]
     rules_between_columns = vertical_rules(grey, polygons)
-    cut = [split_at_column_rules([polygon], rules_between_columns) for polygon in polygons]
-    scores = [score for score, pieces in zip(scores, cut) for _ in pieces]
-    polygons = [piece for pieces in cut for piece in pieces]
+    polygons, sources = split_at_column_rules(polygons, rules_between_columns)
+    scores = [scores[source] for source in sources]
     rules = horizontal_rules(grey, polygons)
     polygons, sources = split_at_columns(polygons, rules, rules_between_columns)
     scores = [scores[source] for source in sources]

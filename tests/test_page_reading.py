@@ -231,9 +231,10 @@ def test_printed_rules_between_columns_are_found_and_part_the_lines_joined_acros
     rules = vertical_rules(np.asarray(page), polygons)
     assert [x for x, _, _ in rules] == [pytest.approx(350, abs=1.5), pytest.approx(665, abs=1.5)]
     assert all(top <= 60 and bottom >= 700 for _, top, bottom in rules)
-    pieces = [piece for polygon in polygons for piece in split_at_column_rules([polygon], rules)]
+    pieces, sources = split_at_column_rules(polygons, rules)
     boxes = np.asarray([polygon_to_box(piece) for piece in pieces])
     assert len(pieces) == 3 * (len(polygons) // 2) and np.all(boxes[:, 2] - boxes[:, 0] < 320)
+    assert sorted(set(sources)) == list(range(len(polygons)))
     flat = [index for row in reading_order(pieces, (), rules) for index in row]
     assert sorted(flat) == list(range(len(pieces)))
     read_columns = [int(boxes[index, 0] // 315) for index in flat]
