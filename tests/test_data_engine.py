@@ -153,6 +153,58 @@ def test_historic_spelling_sets_long_s_german_quotes_and_dashes():
     assert decomposed_umlauts("Grüße") == "Gru\u0308ße" and decomposed_umlauts("abc") == "abc"
 
 
+def test_old_umlauts_are_labelled_with_the_small_e_in_a_share_of_historic_lines():
+    """``über`` printed as the early 1800s did is labelled ``uͤber`` (the letter and U+0364, as the DTA writes it); a
+    share of historic lines, never capitals, never lines drawn otherwise."""
+    import numpy as np
+
+    from textrec.processing.data.german_print import COMBINING_SMALL_E, OLD_UMLAUT_SHARE, historic_spelling, old_umlauts
+
+    assert old_umlauts("Über die Brücke, schön und spät") == "Über die Bru\u0364cke, scho\u0364n und spa\u0364t"
+    assert old_umlauts("ohne") == "ohne"
+    rng = np.random.default_rng(0)
+    spelled = [historic_spelling("über", rng) for _ in range(2000)]
+    assert set(spelled) == {"über", "u\u0364ber"}
+    assert abs(sum(COMBINING_SMALL_E in text for text in spelled) / 2000 - OLD_UMLAUT_SHARE) < 0.04
+
+
+def test_the_marks_no_face_draws_are_drawn_by_the_engine():
+    """The small e stands over its letter (ink above the letter, none beside it), the double oblique hyphen is two
+    strokes rising to the right; neither leaves a missing-glyph box, and the rest of the line is drawn as before."""
+    from PIL import ImageFont
+
+    from textrec.processing.data.fraktur import draw_joined, fraktur_fonts, without_engine_drawn_marks
+    from textrec.processing.data.german_print import COMBINING_SMALL_E, DOUBLE_OBLIQUE_HYPHEN
+
+    if not fraktur_fonts():
+        pytest.skip("no font draws Fraktur here (fonts-dejavu-extra, fonts-noto-core or fonts-blankenburg)")
+    path = next(str(path) for path, math_alphabet in fraktur_fonts() if not math_alphabet)
+    font = ImageFont.truetype(path, 48)
+
+    def drawn(text):
+        image = Image.new("L", (300, 120), 255)
+        draw_joined(ImageDraw.Draw(image), (10, 90), text, font, 0, ())
+        return np.asarray(image) < 128
+
+    plain, marked = drawn("u"), drawn("u" + COMBINING_SMALL_E)
+    added = marked & ~plain
+    rows, columns = np.flatnonzero(added.any(axis=1)), np.flatnonzero(added.any(axis=0))
+    letter_rows, letter_columns = np.flatnonzero(plain.any(axis=1)), np.flatnonzero(plain.any(axis=0))
+    assert rows.size and rows[-1] < letter_rows[0]  # above the letter
+    assert letter_columns[0] <= columns.mean() <= letter_columns[-1]  # over it
+    assert (marked[:, letter_columns[-1] + 2:] == plain[:, letter_columns[-1] + 2:]).all()  # nothing beside it
+    assert without_engine_drawn_marks("Bru\u0364cke⸗") == "Brucke="
+
+    hyphen = drawn("a" + DOUBLE_OBLIQUE_HYPHEN) & ~drawn("a")
+    from scipy import ndimage
+
+    strokes, count = ndimage.label(hyphen)
+    assert count == 2
+    for label in (1, 2):
+        ys, xs = np.nonzero(strokes == label)
+        assert np.ptp(xs) > np.ptp(ys) > 0 and np.corrcoef(xs, ys)[0, 1] < -0.5  # longer than high, rising to the right
+
+
 def test_a_word_broken_at_the_line_end_is_labelled_as_the_transcriptions_write_the_double_hyphen():
     """The last word is cut after its second letter at the earliest and two before its end at the latest, and ends
     in the double hyphen's label; it is drawn as the face's hyphen or with two strokes, an em dash after a space
@@ -167,17 +219,18 @@ def test_a_word_broken_at_the_line_end_is_labelled_as_the_transcriptions_write_t
     assert break_last_word("Er ging nach Hof", rng) == "Er ging nach Hof"  # too short to break
     assert break_last_word("Er ging 1848.", rng) == "Er ging 1848."
     assert as_printed("nach Geſchich—") == "nach Geſchich-" and as_printed("nach Hauſe —") == "nach Hauſe —"
-    assert as_printed("nach Geſchich—", double=True) == "nach Geſchich=" and as_printed("ein —", double=True) == "ein —"
+    assert as_printed("nach Geſchich—", double=True) == "nach Geſchich⸗" and as_printed("ein —", double=True) == "ein —"
     assert as_printed("ein — kurzer") == "ein — kurzer"
 
 
 def test_german_lines_carry_german_letters_and_long_s_only_where_drawn_in_fraktur():
     """German lines (Debian's fortunes-de) label what is drawn: umlauts and ß in roman type, the long s and
-    German quotes too in Fraktur; every label stays within printable ASCII and the German print characters."""
+    German quotes too in Fraktur, old umlauts' small e only there; every label stays within printable ASCII, the
+    German print characters and the small e."""
     from textrec.processing.data import make_synthetic_lines
     from textrec.processing.data.fonts import PRINTABLE_ASCII
     from textrec.processing.data.fraktur import font_covers, fraktur_fonts
-    from textrec.processing.data.german_print import GERMAN_PRINT_CHARACTERS, load_german_corpus
+    from textrec.processing.data.german_print import COMBINING_SMALL_E, GERMAN_PRINT_CHARACTERS, load_german_corpus
 
     if not load_german_corpus():
         pytest.skip("Debian's fortunes-de is not installed (bash scripts/setup.sh installs it)")
@@ -186,12 +239,12 @@ def test_german_lines_carry_german_letters_and_long_s_only_where_drawn_in_fraktu
     fraktur_names = {path.name for path, _ in fraktur_fonts()}
     lines = make_synthetic_lines(30, seed=4, max_chars=60, look="captured", fraktur_share=0.5, german_share=1.0,
                                  cache_dir=False)
-    allowed = set(PRINTABLE_ASCII + GERMAN_PRINT_CHARACTERS)
+    allowed = set(PRINTABLE_ASCII + GERMAN_PRINT_CHARACTERS + COMBINING_SMALL_E)
     assert all(set(text) <= allowed for text in lines["text"])
     in_fraktur = [row["text"] for row in lines if row["font"] in fraktur_names]
     in_roman = [row["text"] for row in lines if row["font"] not in fraktur_names]
     assert in_fraktur and in_roman
-    assert not any("ſ" in text for text in in_roman)
+    assert not any("ſ" in text or COMBINING_SMALL_E in text for text in in_roman)
     assert not any(re.search(r"[^\W\d_]—$", text) for text in in_roman)  # words broken at the end only in Fraktur
     assert any("ſ" in text for text in in_fraktur)
     assert any(set(text) & set("äöüß") for text in lines["text"])

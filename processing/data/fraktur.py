@@ -17,6 +17,7 @@ from fontTools.ttLib import TTFont, TTLibError
 from PIL import Image, ImageDraw, ImageFont
 
 from .fonts import FONT_SUFFIXES, PRINTABLE_ASCII, discover_fonts, font_search_dirs
+from .german_print import COMBINING_SMALL_E, DOUBLE_OBLIQUE_HYPHEN
 
 FRAKTUR_CAPITALS = 0x1D504
 FRAKTUR_SMALL = 0x1D51E
@@ -137,10 +138,63 @@ def _shapes_pair(path: str, size: int, pair: str) -> bool:
     return not np.array_equal(np.asarray(together), np.asarray(apart))
 
 
-def draw_joined(draw: ImageDraw.ImageDraw, origin: tuple[float, float], text: str, font: ImageFont.FreeTypeFont,
-                fill: int, pairs: tuple[str, ...]) -> None:
-    """Draw ``text`` from ``origin`` (its baseline's left end, anchor ``ls``) with each occurrence of ``pairs`` joined
-    (:func:`joining_shift`), but for the pairs that the font shapes itself (:func:`shapes_pair`)."""
+SMALL_E_SIZE = 0.5
+"""The small e of an old umlaut (:data:`.german_print.COMBINING_SMALL_E`), drawn by the engine, as a share of the
+face's size."""
+ENGINE_DRAWN_MARKS = (COMBINING_SMALL_E, DOUBLE_OBLIQUE_HYPHEN)
+"""Marks of Fraktur print that no face in the engine draws (:func:`draw_joined` draws them)."""
+
+
+def without_engine_drawn_marks(text: str) -> str:
+    """``text`` as far as the face lays it out: the marks :func:`draw_joined` draws itself as what takes their room
+    (the small e none: it stands over its letter; the double oblique hyphen the face's ``=``)."""
+    return text.replace(COMBINING_SMALL_E, "").replace(DOUBLE_OBLIQUE_HYPHEN, "=")
+
+
+def _small_e_for(letter: str) -> str:
+    """The e drawn small above ``letter``: from the same Mathematical Fraktur alphabet where ``letter`` is in one."""
+    code = ord(letter)
+    if BOLD_FRAKTUR_SMALL <= code < BOLD_FRAKTUR_SMALL + 26:
+        return to_math_fraktur("e", bold=True)
+    if code in MATH_FRAKTUR_CODEPOINTS:
+        return to_math_fraktur("e")
+    return "e"
+
+
+def draw_small_e_above(draw: ImageDraw.ImageDraw, letter_end: tuple[float, float], letter: str,
+                       font: ImageFont.FreeTypeFont, fill: int) -> None:
+    """Draw an old umlaut's small e centred over ``letter``, which was drawn ending at ``letter_end`` (its advance's
+    right end on the baseline), a little above its ink."""
+    x, y = letter_end
+    _, letter_top, _, _ = font.getbbox(letter, anchor="ls")
+    small = _face(font.path, max(4, round(font.size * SMALL_E_SIZE)))
+    draw.text((x - font.getlength(letter) / 2, y + letter_top - font.size * 0.04), _small_e_for(letter), font=small,
+              fill=fill, anchor="ms")
+
+
+def draw_double_oblique_hyphen(draw: ImageDraw.ImageDraw, origin: tuple[float, float], font: ImageFont.FreeTypeFont,
+                               fill: int) -> float:
+    """Draw print's double hyphen ``⸗`` from ``origin`` (on the baseline): two short parallel strokes as thick as the
+    face's hyphen, at its height, rising to the right. Returns the x after it (the room of the face's ``=``)."""
+    x, y = origin
+    left, top, right, bottom = font.getbbox("-", anchor="ls")
+    thickness = max(1.0, min(bottom - top, font.size * 0.06))  # faces whose hyphen is itself double: a stroke's width
+    length, middle = font.size * 0.3, y + (top + bottom) / 2
+    gap, rise = 2 * thickness + font.size * 0.05, font.size * 0.12
+    for offset in (-gap / 2, gap / 2):
+        start, end = (x + left, middle + offset + rise / 2), (x + left + length, middle + offset - rise / 2)
+        draw.line([start, end], fill=fill, width=max(1, round(thickness)))
+    return x + max(font.getlength("="), left + length + font.size * 0.05)
+
+
+@functools.lru_cache(maxsize=256)
+def _face(path: str, size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(path, size)
+
+
+def _draw_run(draw: ImageDraw.ImageDraw, origin: tuple[float, float], text: str, font: ImageFont.FreeTypeFont,
+              fill: int, pairs: tuple[str, ...]) -> float:
+    """Draw ``text`` (no engine-drawn marks) with its ``pairs`` joined; returns the x after it."""
     x, y = origin
     start = 0
     for index in range(1, len(text)):
@@ -151,3 +205,23 @@ def draw_joined(draw: ImageDraw.ImageDraw, origin: tuple[float, float], text: st
             x += font.getlength(segment) - joining_shift(font, pair)
             start = index
     draw.text((x, y), text[start:], font=font, fill=fill, anchor="ls")
+    return x + font.getlength(text[start:])
+
+
+def draw_joined(draw: ImageDraw.ImageDraw, origin: tuple[float, float], text: str, font: ImageFont.FreeTypeFont,
+                fill: int, pairs: tuple[str, ...]) -> None:
+    """Draw ``text`` from ``origin`` (its baseline's left end, anchor ``ls``) with each occurrence of ``pairs`` joined
+    (:func:`joining_shift`), but for the pairs that the font shapes itself (:func:`shapes_pair`), and the marks no face
+    draws (:data:`ENGINE_DRAWN_MARKS`) drawn by :func:`draw_small_e_above` and :func:`draw_double_oblique_hyphen`."""
+    x, y = origin
+    run = ""
+    for character in text + "\0":
+        if character not in ENGINE_DRAWN_MARKS and character != "\0":
+            run += character
+            continue
+        x = _draw_run(draw, (x, y), run, font, fill, pairs) if run else x
+        if character == COMBINING_SMALL_E and run:
+            draw_small_e_above(draw, (x, y), run[-1], font, fill)
+        elif character == DOUBLE_OBLIQUE_HYPHEN:
+            x = draw_double_oblique_hyphen(draw, (x, y), font, fill)
+        run = ""

@@ -28,6 +28,16 @@ GERMAN_PRINT_CHARACTERS = GERMAN_LETTERS + HISTORIC_PRINT_MARKS
 GUILLEMETS_SHARE = 0.25
 """Share of historic lines quoting with »guillemets« instead of „German quotes“."""
 COMBINING_DIAERESIS = "\u0308"
+COMBINING_SMALL_E = "\u0364"
+"""How the Deutsches Textarchiv's transcriptions write the small e that print of the early 1800s set above a, o and u
+for their umlauts (``uͤber``: the letter and U+0364). No face draws it: the engine does (:func:`.fraktur.draw_joined`).
+Labels of old umlauts hold it beside :data:`GERMAN_PRINT_CHARACTERS`, so a vocabulary reading them adds it."""
+OLD_UMLAUT_SHARE = 0.3
+"""Share of historic lines whose lower-case umlauts are printed with the small e above (:func:`old_umlauts`): 44 of
+the 141 lower-case umlauts of the historic print's development labels are so, from the books of the early 1800s."""
+DOUBLE_OBLIQUE_HYPHEN = "\u2e17"
+"""Fraktur's double hyphen as print casts it, ``⸗``: two short strokes rising to the right, drawn by the engine where the
+face has no glyph for it (:func:`.fraktur.draw_joined`)."""
 DOUBLE_HYPHEN_LABEL = "—"
 """How the Deutsches Textarchiv's transcriptions (OCR-D's line ground truth) write Fraktur's double hyphen ``⸗``, which
 breaks a word at the end of a line; the faces draw it as their hyphen or with two strokes (:func:`as_printed`)."""
@@ -35,8 +45,8 @@ FRAKTUR_CAPITAL_I = "J"
 """How the Deutsches Textarchiv's transcriptions write Fraktur's one capital for I and J (``Jch``, ``Jn``): no capital I
 is in the historic print's development labels, 23 J are."""
 DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE = 0.5
-"""Share of line-end breaks drawn with two strokes (``=``: most Fraktur faces slant them, as print's ``⸗``), the others
-with the face's hyphen (double and oblique in UnifrakturMaguntia and Blankenburg, single in the others)."""
+"""Share of line-end breaks drawn as print's double oblique hyphen (:data:`DOUBLE_OBLIQUE_HYPHEN`), the others with
+the face's hyphen (double and oblique in UnifrakturMaguntia and Blankenburg, single in the others)."""
 LINE_END_HYPHEN_SHARE = 0.15
 """Share of historic lines that end in a word broken with the double hyphen (about one in seven of a book page's)."""
 
@@ -82,15 +92,22 @@ def long_s(text: str) -> str:
                    for character, following in zip(text, text[1:] + " "))
 
 
+def old_umlauts(text: str) -> str:
+    """``text`` with its lower-case umlauts as the early 1800s printed them, the letter with a small e above
+    (:data:`COMBINING_SMALL_E`: ``über`` -> ``uͤber``); capitals stay as they are."""
+    return text.translate({ord(umlaut): letter + COMBINING_SMALL_E for umlaut, letter in zip("äöü", "aou")})
+
+
 def historic_spelling(text: str, rng: np.random.Generator) -> str:
     """``text`` as 19th-century German print sets it: :func:`long_s`, straight double quotes as „…“ (or, in a
-    share of lines, »…«), a dash between spaces as an em dash, and the capital I as Fraktur's I/J
-    (:data:`FRAKTUR_CAPITAL_I`)."""
+    share of lines, »…«), a dash between spaces as an em dash, the capital I as Fraktur's I/J
+    (:data:`FRAKTUR_CAPITAL_I`) and, in a share of lines (:data:`OLD_UMLAUT_SHARE`), :func:`old_umlauts`."""
     opening, closing = ("»", "«") if rng.random() < GUILLEMETS_SHARE else ("„", "“")
     quotes = iter([opening, closing] * (text.count('"') // 2 + 1))
     text = re.sub('"', lambda match: next(quotes), text)
     text = re.sub(r" --?(?= |$)", " —", text)
-    return long_s(text).replace("I", FRAKTUR_CAPITAL_I)
+    text = long_s(text).replace("I", FRAKTUR_CAPITAL_I)
+    return old_umlauts(text) if rng.random() < OLD_UMLAUT_SHARE else text
 
 
 def break_last_word(text: str, rng: np.random.Generator) -> str:
@@ -106,9 +123,9 @@ def break_last_word(text: str, rng: np.random.Generator) -> str:
 
 def as_printed(text: str, double: bool = False) -> str:
     """What Fraktur print draws for the label ``text``: a double hyphen ending the line after a letter as the face's
-    hyphen, or with two strokes (``double``: ``=``, which most Fraktur faces slant); an em dash after a space stays
-    one."""
-    return re.sub(rf"(?<=[^\W\d_]){DOUBLE_HYPHEN_LABEL}$", "=" if double else "-", text)
+    hyphen, or as print's double oblique hyphen (``double``: :data:`DOUBLE_OBLIQUE_HYPHEN`); an em dash after a space
+    stays one."""
+    return re.sub(rf"(?<=[^\W\d_]){DOUBLE_HYPHEN_LABEL}$", DOUBLE_OBLIQUE_HYPHEN if double else "-", text)
 
 
 def decomposed_umlauts(text: str) -> str:

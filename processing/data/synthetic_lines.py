@@ -36,7 +36,14 @@ from PIL import Image, ImageDraw, ImageFont
 from .augmentation import augment as augment_image
 from .capture_effects import scan_effects, scene_composite
 from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only, list_fonts
-from .fraktur import FRAKTUR_LIGATURES, draw_joined, font_covers, fraktur_fonts, to_math_fraktur
+from .fraktur import (
+    FRAKTUR_LIGATURES,
+    draw_joined,
+    font_covers,
+    fraktur_fonts,
+    to_math_fraktur,
+    without_engine_drawn_marks,
+)
 from .german_print import (
     COMBINING_DIAERESIS,
     DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE,
@@ -129,7 +136,7 @@ def render_line(
     """
     ink = int(rng.integers(INK_GREYS[0], INK_GREYS[1] + 1))
     paper = int(rng.integers(PAPER_GREYS[0], PAPER_GREYS[1] + 1))
-    left, top, right, bottom = font.getbbox(text, anchor="ls")
+    left, top, right, bottom = font.getbbox(without_engine_drawn_marks(text), anchor="ls")
     _, band_top, _, band_bottom = font.getbbox(BAND_REFERENCE, anchor="ls")
     top, bottom = min(top, band_top), max(bottom, band_bottom)
     padding = 2 * font.size + (right - left) // 20  # room for margins and for rotation
@@ -286,7 +293,8 @@ def make_synthetic_lines(
             plain text. Needs such a font (``fonts-dejavu-extra``, ``fonts-noto-core``, ``fonts-blankenburg``).
         german_share: the share of lines in German (:mod:`.german_print`: Debian's German fortunes, drawn with the
             fonts that have its letters; those drawn in Fraktur spelled as 19th-century print sets them, long s
-            included where the face has one). Their labels hold characters beyond printable ASCII (``GERMAN_PRINT_CHARACTERS``): train a
+            included where the face has one, and old umlauts with their small e in a share of them). Their labels
+            hold characters beyond printable ASCII (``GERMAN_PRINT_CHARACTERS`` and ``COMBINING_SMALL_E``): train a
             vocabulary that has them (``--charset``).
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
