@@ -85,6 +85,23 @@ line it crosses with at least a line height on each side is two columns' lines j
 COLUMN_RULE_END_HEIGHTS = 2
 """... and a line this many line heights beyond either end of the rule is beside it too (a worn rule breaks off
 before the column's last line)."""
+GUTTER_MIN_WIDTH_HEIGHTS = 0.45
+"""A gutter between columns without a printed rule is a vertical band of paper at least this many line heights wide
+(wider than most spaces of a justified line) ..."""
+GUTTER_MAX_WIDTH_HEIGHTS = 3
+"""... and at most this many wide (wider paper parts a receipt's items from their prices, a form's fields) ..."""
+GUTTER_MIN_HEIGHTS = 5
+"""... and at least this many line heights long (the spaces of lines above one another do not line up so far) ..."""
+GUTTER_MAX_INK_SHARE = 0.02
+"""... with ink in at most this share of the rows of any stretch of that length (a line-end hyphen standing into the
+gutter, a speck; a letter's ink is taller) ..."""
+GUTTER_LINES_SHARE = 0.5
+"""... beside lines all along: lines crossing it or ending (beginning) within a line height of it, at least this many per
+line height of its length (not a page's margin with a line or two across it) ..."""
+GUTTER_MIN_CROSSINGS = 2
+"""... that at least this many detected lines cross with `COLUMN_MIN_LINE_HEIGHTS` line heights on each side (columns
+of text, not a receipt's prices beside their items): lines of two columns the detector joined across a gutter
+(`column_gutters`; they are cut there as at a rule, and the columns read apart)."""
 FAINT_CONTRAST_SHARE = 0.45
 """A detected line whose ink contrasts with its paper less than this share of the page's median line contrast is
 left out: the other side of the leaf showing through, stains, specks."""
@@ -356,23 +373,112 @@ def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
     return rules
 
 
-def split_at_column_rules(polygons: Sequence[Polygon],
-                          rules: Sequence[tuple[float, float, float]]) -> tuple[list[Polygon], list[int]]:
-    """The detected runs with those that a column rule (`vertical_rules`) crosses at their middle height (or within
-    `COLUMN_RULE_END_HEIGHTS` of its ends), with at least a line height of the run on each side, cut at the rule: runs
-    of two columns' lines the detector joined across it. The pieces and the index of the run each came from, as
-    `split_at_columns` gives them."""
+GUTTER_CELL_HEIGHTS = 1 / 12
+"""`column_gutters` looks at the page in cells of this many line heights (a cell is ink where any of its pixels is)."""
+
+
+def _levelled_ink(grey: np.ndarray, skew: float, cell: int) -> np.ndarray:
+    """The page's ink (`grey` below its Otsu threshold, light print on dark turned first) in cells of `cell` pixels,
+    levelled by `skew`: column c of row r holds what lies on the page's vertical through that column's top end."""
+    from .image_processing_text_recognition import otsu_threshold
+
+    grey = 255 - grey if page_has_light_text(grey) else grey
+    ink = grey < otsu_threshold(grey)
+    rows, columns = ink.shape[0] // cell, ink.shape[1] // cell
+    ink = ink[:rows * cell, :columns * cell].reshape(rows, cell, columns, cell).any(axis=(1, 3))
+    shift = np.round(-np.arange(rows) * math.tan(skew)).astype(np.int64)
+    if shift.any():
+        source = np.arange(columns)[None, :] + shift[:, None]
+        ink = np.where((source >= 0) & (source < columns), ink[np.arange(rows)[:, None], np.clip(source, 0, columns - 1)],
+                       False)
+    return ink
+
+
+def column_gutters(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[float, float, float]]:
+    """The gutters between columns that the detector joined lines across: vertical bands of paper
+    `GUTTER_MIN_WIDTH_HEIGHTS` to `GUTTER_MAX_WIDTH_HEIGHTS` line heights wide and at least `GUTTER_MIN_HEIGHTS` long
+    (but for `GUTTER_MAX_INK_SHARE` of its rows), with lines beside them all along (`GUTTER_LINES_SHARE`), at least
+    `GUTTER_MIN_CROSSINGS` of which cross them at their middle with `COLUMN_MIN_LINE_HEIGHTS` line heights on each side:
+    a newspaper's columns set without rules between them. Each as `(x, top, bottom)` in page pixels, left to right, as
+    `vertical_rules` gives the printed rules. The page is levelled by its skew first; `grey` is its luminance, light
+    print on dark turned."""
+    if len(polygons) < GUTTER_MIN_CROSSINGS or min(grey.shape) < 2:
+        return []
+    from scipy import ndimage
+
+    _, _, line_height = _core_boxes(polygons)
+    skew = page_skew(polygons)
+    cell = max(1, int(GUTTER_CELL_HEIGHTS * line_height))
+    ink = _levelled_ink(grey, skew, cell)
+    rows, columns = ink.shape
+    height = line_height / cell  # in cells from here on
+    half_width = max(1, round(GUTTER_MIN_WIDTH_HEIGHTS * height / 2))
+    window = max(2, round(GUTTER_MIN_HEIGHTS * height))
+    if rows < window or columns < 2 * half_width + 1:
+        return []
+    ink = ndimage.maximum_filter1d(ink.astype(np.uint8), 2 * half_width + 1, axis=1)  # ink within half a width
+    inked_rows = np.concatenate([np.zeros((1, columns), dtype=np.int32), np.cumsum(ink, axis=0, dtype=np.int32)])
+    clear = (inked_rows[window:] - inked_rows[:-window]) <= GUTTER_MAX_INK_SHARE * window  # windows starting at each row
+    clear_before = np.concatenate([np.zeros((1, columns), dtype=np.int32), np.cumsum(clear, axis=0, dtype=np.int32)])
+    # A row is paper of a gutter where a clear window starting at one of the `window` rows up to it covers it.
+    start_rows = np.arange(rows)
+    upto, since = np.minimum(start_rows, rows - window) + 1, np.maximum(start_rows - window + 1, 0)
+    paper = clear_before[upto] - clear_before[np.minimum(since, upto)] > 0
+    steps = np.diff(np.pad(paper, ((1, 1), (0, 0))).astype(np.int8), axis=0)
+    starts, ends = np.nonzero(steps.T == 1), np.nonzero(steps.T == -1)  # column-major: the k-th start and end are one run
+    run_x, run_top, run_bottom = starts[0], starts[1], ends[1]
+    if not run_x.size:
+        return []
+    # The lines in the levelled frame, in cells: their ends along the page's vertical through their middle height.
+    lines = []
+    for polygon in polygons:
+        top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
+        left, right = (top_left + bottom_left) / 2, (top_right + bottom_right) / 2
+        middle = (left[1] + right[1]) / 2
+        lines.append((left[0] + middle * math.tan(skew), right[0] + middle * math.tan(skew), middle))
+    left, right, middle = (np.asarray(lines).T / cell)[:, None, :]
+    x, reach = run_x[:, None], COLUMN_MIN_LINE_HEIGHTS * height
+    along = (middle >= run_top[:, None]) & (middle <= run_bottom[:, None])
+    crossed = (along & (left < x - reach) & (right > x + reach)).sum(1)
+    beside = (along & (left < x + height) & (right > x - height)).sum(1)  # crossing, or ending by it
+    keep = (crossed >= GUTTER_MIN_CROSSINGS) & (beside >= GUTTER_LINES_SHARE * (run_bottom - run_top) / height)
+    # Neighbouring columns of paper, overlapping, make one gutter.
+    mask = np.zeros((rows, columns), dtype=bool)
+    for x, top, bottom in zip(run_x[keep].tolist(), run_top[keep].tolist(), run_bottom[keep].tolist()):
+        mask[top:bottom, x] = True
+    labels, _ = ndimage.label(mask, structure=np.ones((3, 3), dtype=bool))
+    gutters = []
+    for label, found in enumerate(ndimage.find_objects(labels), start=1):
+        (top, bottom), (first, last) = (found[0].start, found[0].stop), (found[1].start, found[1].stop - 1)
+        if last - first + 2 * half_width > GUTTER_MAX_WIDTH_HEIGHTS * height:
+            continue
+        clear_rows = (labels[found] == label).sum(axis=0)  # the gutter's x: the columns clear the longest
+        x = first + float(np.flatnonzero(clear_rows == clear_rows.max()).mean())
+        x, top, bottom = (x + 0.5) * cell, top * cell, bottom * cell  # back to page pixels,
+        gutters.append((x - (top + bottom) / 2 * math.tan(skew), float(top), float(bottom)))  # at its middle height
+    return sorted(gutters)
+
+
+def split_at_column_rules(polygons: Sequence[Polygon], rules: Sequence[tuple[float, float, float]],
+                          reach_heights: float = COLUMN_RULE_END_HEIGHTS,
+                          side_heights: float = 1.0) -> tuple[list[Polygon], list[int]]:
+    """The detected runs with those that a column rule (`vertical_rules`, or a gutter, `column_gutters`) crosses at
+    their middle height (or within `reach_heights` line heights of its ends: a worn rule breaks off before the column's
+    last line; a gutter's paper ends where it ends, 0), with at least `side_heights` line heights of the run on each
+    side, cut at the rule: runs of two columns' lines the detector joined across it. The pieces and the index of the
+    run each came from, as `split_at_columns` gives them."""
     pieces, sources = [], []
     for index, polygon in enumerate(polygons):
         top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
         left, right = (top_left + bottom_left) / 2, (top_right + bottom_right) / 2
         height = (np.linalg.norm(bottom_left - top_left) + np.linalg.norm(bottom_right - top_right)) / 2
-        length, reach = right[0] - left[0], COLUMN_RULE_END_HEIGHTS * height
+        length, reach = right[0] - left[0], reach_heights * height
         cuts = []
-        for x, top, bottom in rules if length > 2 * height else ():
+        for x, top, bottom in rules if length > 2 * side_heights * height else ():
             along = (x - left[0]) / length
             middle = left[1] + (right[1] - left[1]) * along
-            if height / length <= along <= 1 - height / length and top - reach <= middle <= bottom + reach:
+            side = side_heights * height / length
+            if side <= along <= 1 - side and top - reach <= middle <= bottom + reach:
                 cuts.append(along)
         edges = [0.0, *sorted(cuts), 1.0]
         pieces.extend(polygon_part(polygon, start, end) for start, end in zip(edges, edges[1:]))
@@ -574,7 +680,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
     `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
     faint ones (`distinct_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
-    `split_at_column_rules`), finds the rules across the page (`horizontal_rules`), orders the lines
+    `split_at_column_rules`) or a gutter without one (`column_gutters`), finds the rules across the page (`horizontal_rules`), orders the lines
     (`reading_order`), reads each with `recognizer` (the model and processor of
     `load_recognizer`), leaves out the runs read with a `character_confidence` under `min_character_confidence`
     (marks that are not text; 0 keeps every run) and joins the runs of each printed line. `decoding` and `num_beams`
@@ -589,6 +695,10 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     rules_between_columns = vertical_rules(grey, polygons)
     polygons, sources = split_at_column_rules(polygons, rules_between_columns)
     scores = [scores[source] for source in sources]
+    gutters = column_gutters(grey, polygons)
+    polygons, sources = split_at_column_rules(polygons, gutters, reach_heights=0, side_heights=COLUMN_MIN_LINE_HEIGHTS)
+    scores = [scores[source] for source in sources]
+    rules_between_columns = sorted(rules_between_columns + gutters)
     rules = horizontal_rules(grey, polygons)
     polygons, sources = split_at_columns(polygons, rules, rules_between_columns)
     scores = [scores[source] for source in sources]

@@ -19,6 +19,7 @@ from textrec.processing.page_reading import (
     page_skew,
     reading_order,
     split_at_column_rules,
+    column_gutters,
     split_at_columns,
     vertical_rules,
 )
@@ -219,8 +220,15 @@ def newspaper_with_column_rules() -> tuple[Image.Image, list, list[int]]:
         columns.append(0)
         polygons.append(box_to_polygon([starts[2], y, starts[2] + width, y + 20]))
         columns.append(2)
-        for start in starts:
-            draw.text((start, y + 16), "justified lines of print", fill=30, font_size=22, anchor="ls")
+        for start in starts:  # words in another order on each line, filling it: their spaces do not line up
+            words = iter(np.random.default_rng([y, start]).permutation(["justified", "lines", "of", "print", "set",
+                                                                       "in", "narrow", "columns", "a", "page"]))
+            line = next(words)
+            for word in words:
+                if draw.textlength(f"{line} {word}", font_size=22) > width - 5:
+                    break
+                line = f"{line} {word}"
+            draw.text((start, y + 16), line, fill=30, font_size=22, anchor="ls")
     for x in (350, 665):
         draw.line([(x, 50), (x, 710)], fill=20, width=2)
     return page, polygons, columns
@@ -247,6 +255,56 @@ def test_printed_rules_between_columns_are_found_and_part_the_lines_joined_acros
     for x in (350, 665):
         ImageDraw.Draw(text_only).line([(x, 50), (x, 710)], fill=250, width=4)
     assert vertical_rules(np.asarray(text_only), polygons) == []  # the letters' strokes are no rule
+
+
+def test_gutters_without_rules_part_the_lines_joined_across_them():
+    """The newspaper without its rules: the paper between the first two columns is found as a gutter, the lines the
+    detector joined across it are cut there and the columns read one after the other; the third column's own lines
+    and a skewed copy of the page alike."""
+    page, polygons, columns = newspaper_with_column_rules()
+    for x in (350, 665):
+        ImageDraw.Draw(page).line([(x, 50), (x, 710)], fill=250, width=4)
+    ink = np.flatnonzero((np.asarray(page)[60:700] < 128).any(axis=0))
+    first_column_end, second_column_start = ink[ink < 350].max(), ink[(ink > 350) & (ink < 665)].min()
+    gutters = column_gutters(np.asarray(page), polygons)
+    assert len(gutters) == 1
+    x, top, bottom = gutters[0]
+    assert first_column_end < x < second_column_start and top <= 70 and bottom >= 690
+    pieces, sources = split_at_column_rules(polygons, gutters, reach_heights=0, side_heights=6)
+    assert len(pieces) == 3 * (len(polygons) // 2) and sorted(set(sources)) == list(range(len(polygons)))
+    boxes = np.asarray([polygon_to_box(piece) for piece in pieces])
+    flat = [index for row in reading_order(pieces, (), gutters) for index in row]
+    read_columns = [int(boxes[index, 0] // 315) for index in flat]
+    assert sorted(flat) == list(range(len(pieces))) and read_columns == sorted(read_columns)
+
+    skew = math.radians(1.0)
+    turned = page.rotate(-math.degrees(skew), center=(0, 0), fillcolor=250)
+    turned_polygons = [[(px * math.cos(skew) - py * math.sin(skew), px * math.sin(skew) + py * math.cos(skew))
+                        for px, py in polygon] for polygon in polygons]
+    [(turned_x, _, _)] = column_gutters(np.asarray(turned), turned_polygons)
+    middle = 380  # the gutter's middle height: its x there, on the turned page
+    assert first_column_end - middle * math.sin(skew) < turned_x < second_column_start - middle * math.sin(skew)
+
+
+def test_no_gutter_in_one_column_of_text_or_between_a_receipts_items_and_prices():
+    """Word spaces of lines above one another, and the paper between a receipt's items and its prices (short runs:
+    no column of text), are no gutter."""
+    page = Image.new("L", (900, 700), 250)
+    draw = ImageDraw.Draw(page)
+    words = "the quick brown fox jumps over a lazy dog and then some more words follow".split()
+    text_lines, receipt_lines = [], []
+    rng = np.random.default_rng(0)
+    for row, y in enumerate(range(40, 360, 26)):
+        line = " ".join(rng.permutation(words)[:9])
+        draw.text((40, y + 16), line, fill=30, font_size=22, anchor="ls")
+        text_lines.append(box_to_polygon([40, y, 40 + draw.textlength(line, font_size=22), y + 20]))
+    for y in range(380, 680, 26):
+        draw.text((40, y + 16), "ITEM NAME 2X", fill=30, font_size=22, anchor="ls")
+        draw.text((760, y + 16), "12.50", fill=30, font_size=22, anchor="ls")
+        receipt_lines.append(box_to_polygon([40, y, 820, y + 20]))
+    assert column_gutters(np.asarray(page), text_lines) == []
+    assert column_gutters(np.asarray(page), receipt_lines) == []
+    assert column_gutters(np.asarray(Image.new("L", (900, 700), 250)), text_lines) == []
 
 
 def test_a_rule_beside_a_forms_short_fields_does_not_make_columns():
