@@ -53,12 +53,11 @@ def estimate_slant(luminance: np.ndarray, ink_threshold: float) -> float:
     # Column x of the image corrected for lean s holds the ink at x + s * (middle - y) of row y.
     shifts = np.rint(SLANT_SHEARS[:, None] * ((rows - 1) / 2 - np.arange(rows))[None, :]).astype(np.int64)
     pad = int(np.abs(shifts).max())
-    padded = np.zeros((rows, columns + 2 * pad), dtype=bool)
-    padded[:, pad:pad + columns] = ink
-    sources = np.arange(columns + 2 * pad)[None, None, :] + shifts[:, :, None]
-    upright = np.take_along_axis(np.broadcast_to(padded, (len(SLANT_SHEARS), *padded.shape)),
-                                 np.clip(sources, 0, columns + 2 * pad - 1), axis=2)
-    upright &= (sources >= 0) & (sources < columns + 2 * pad)
+    # Each corrected row is a window of the row padded with paper: rows copied whole, not pixel by pixel.
+    padded = np.zeros((rows, columns + 4 * pad), dtype=bool)
+    padded[:, 2 * pad:2 * pad + columns] = ink
+    windows = np.lib.stride_tricks.sliding_window_view(padded, columns + 2 * pad, axis=1)
+    upright = windows[np.arange(rows)[None, :], shifts + pad]  # (shears, rows, columns + 2 * pad)
     counts = upright.sum(axis=1)
     runs = upright[:, 0, :].astype(np.int64) + (upright[:, 1:, :] & ~upright[:, :-1, :]).sum(axis=1)
     inked_rows = np.flatnonzero(ink.any(axis=1))
