@@ -153,19 +153,30 @@ def test_historic_spelling_sets_long_s_german_quotes_and_dashes():
     assert decomposed_umlauts("Grüße") == "Gru\u0308ße" and decomposed_umlauts("abc") == "abc"
 
 
-def test_old_umlauts_are_labelled_with_the_small_e_in_a_share_of_historic_lines():
-    """``über`` printed as the early 1800s did is labelled ``uͤber`` (the letter and U+0364, as the DTA writes it); a
-    share of historic lines, never capitals, never lines drawn otherwise."""
+def test_old_umlauts_are_labelled_with_the_small_e_in_the_share_of_historic_lines_asked_for():
+    """``über`` printed as the early 1800s did is labelled ``uͤber`` (the letter and U+0364, as the DTA writes it); in
+    the share of historic lines asked for, never capitals, and none (nor any draw) unless asked."""
     import numpy as np
 
-    from textrec.processing.data.german_print import COMBINING_SMALL_E, OLD_UMLAUT_SHARE, historic_spelling, old_umlauts
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.data.german_print import COMBINING_SMALL_E, historic_spelling, load_german_corpus, old_umlauts
 
     assert old_umlauts("Über die Brücke, schön und spät") == "Über die Bru\u0364cke, scho\u0364n und spa\u0364t"
     assert old_umlauts("ohne") == "ohne"
     rng = np.random.default_rng(0)
-    spelled = [historic_spelling("über", rng) for _ in range(2000)]
+    spelled = [historic_spelling("über", rng, old_umlaut_share=0.3) for _ in range(2000)]
     assert set(spelled) == {"über", "u\u0364ber"}
-    assert abs(sum(COMBINING_SMALL_E in text for text in spelled) / 2000 - OLD_UMLAUT_SHARE) < 0.04
+    assert abs(sum(COMBINING_SMALL_E in text for text in spelled) / 2000 - 0.3) < 0.04
+    first, second = np.random.default_rng(1), np.random.default_rng(1)
+    assert [historic_spelling("über", first) for _ in range(50)] == ["über"] * 50
+    assert first.random() == second.random(51)[-1]  # one draw a line (the quotes'): none for old umlauts
+    with pytest.raises(ValueError, match="old_umlaut_share must be within 0 and 1"):
+        make_synthetic_lines(2, old_umlaut_share=2.0, cache_dir=False)
+    if load_german_corpus():
+        lines = make_synthetic_lines(40, seed=3, look="captured", fraktur_share=1.0, german_share=1.0,
+                                     old_umlaut_share=1.0, cache_dir=False)
+        assert any(COMBINING_SMALL_E in text for text in lines["text"])
+        assert not any(set(text) & set("äöü") for text in lines["text"])  # every line German, in Fraktur
 
 
 def test_the_marks_no_face_draws_are_drawn_by_the_engine():

@@ -63,7 +63,7 @@ from .text_sampling import corpus_fingerprint, sample_text
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """Bumped whenever rendering changes, so that older cache entries are not reused."""
 
 LINE_STYLES = (*FONT_STYLES, "mixed")
@@ -197,6 +197,7 @@ def _render_example(
     german_share: float = 0.0,
     german_fonts: dict[str, list[str | None]] | None = None,
     german_fraktur: tuple[tuple[str, bool], ...] = (),
+    old_umlaut_share: float = 0.0,
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
@@ -218,7 +219,7 @@ def _render_example(
     if fraktur_share and rng.random() < fraktur_share:  # drawn only when asked: other lines stay as they were
         path, math_alphabet = fraktur[int(rng.integers(len(fraktur)))]
         if german:
-            text = historic_spelling(text, rng)
+            text = historic_spelling(text, rng, old_umlaut_share)
             if rng.random() < LINE_END_HYPHEN_SHARE:
                 text = break_last_word(text, rng)
         if not font_covers(path, LONG_S):  # a face without the long s sets every s round
@@ -268,6 +269,7 @@ def make_synthetic_lines(
     max_fonts: int | None = None,
     fraktur_share: float = 0.0,
     german_share: float = 0.0,
+    old_umlaut_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -293,9 +295,11 @@ def make_synthetic_lines(
             plain text. Needs such a font (``fonts-dejavu-extra``, ``fonts-noto-core``, ``fonts-blankenburg``).
         german_share: the share of lines in German (:mod:`.german_print`: Debian's German fortunes, drawn with the
             fonts that have its letters; those drawn in Fraktur spelled as 19th-century print sets them, long s
-            included where the face has one, and old umlauts with their small e in a share of them). Their labels
-            hold characters beyond printable ASCII (``GERMAN_PRINT_CHARACTERS`` and ``COMBINING_SMALL_E``): train a
-            vocabulary that has them (``--charset``).
+            included where the face has one). Their labels hold characters beyond printable ASCII
+            (``GERMAN_PRINT_CHARACTERS``): train a vocabulary that has them (``--charset``).
+        old_umlaut_share: the share of German lines drawn in Fraktur whose lower-case umlauts are printed with a small
+            e above (:func:`~.german_print.old_umlauts`), labelled with ``COMBINING_SMALL_E`` (U+0364), which the
+            vocabulary then needs.
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
@@ -328,6 +332,8 @@ def make_synthetic_lines(
                          "(bash scripts/setup.sh --release_fonts)")
     if not 0 <= german_share <= 1:
         raise ValueError(f"german_share must be within 0 and 1, got {german_share}")
+    if not 0 <= old_umlaut_share <= 1:
+        raise ValueError(f"old_umlaut_share must be within 0 and 1, got {old_umlaut_share}")
     german_fonts = {style: _fonts_for(style, charset + GERMAN_LETTERS) for style in styles} if german_share else None
     german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(path, (
         COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS
@@ -357,6 +363,7 @@ def make_synthetic_lines(
         **({"german_share": german_share, "german_corpus": german_corpus_fingerprint(),
             "german_fonts": fonts_fingerprint([Path(path) for paths in german_fonts.values() for path in paths if path]
                                               + [Path(path) for path, _ in german_fraktur])} if german_share else {}),
+        **({"old_umlaut_share": old_umlaut_share} if old_umlaut_share else {}),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
     }
@@ -379,6 +386,7 @@ def make_synthetic_lines(
             "german_share": german_share,
             "german_fonts": german_fonts,
             "german_fraktur": german_fraktur,
+            "old_umlaut_share": old_umlaut_share,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(
