@@ -20,7 +20,7 @@ SLANT_SHEARS = np.round(np.linspace(-1.0, 1.0, 41), 2)
 about 3 degrees; positive leans to the right (the top of a stroke right of its foot)."""
 SLANT_ROWS = 32
 """The image is measured at this height (its width scaled alike): enough rows to tell a stroke's lean, few enough
-that measuring costs about a millisecond a line."""
+that measuring costs under a millisecond for most lines."""
 SLANT_MIN_GAIN = 1.6
 """A lean is corrected only where the strokes it stands upright score at least this many times what they score as
 they are: print and most hands stand upright already, and a short or small line (a form's field) can score a steep
