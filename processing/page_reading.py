@@ -308,6 +308,28 @@ def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:
     return [sorted(row, key=lambda i: boxes[i, 0]) for row in sorted(rows, key=lambda r: boxes[r, 1].min())]
 
 
+def _page_ink(grey: np.ndarray) -> np.ndarray:
+    """The page's ink: `grey` (its luminance) below its Otsu threshold, light print on dark turned first."""
+    from .image_processing_text_recognition import otsu_threshold
+
+    grey = 255 - grey if page_has_light_text(grey) else grey
+    return grey < otsu_threshold(grey)
+
+
+def _vertical_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The vertical runs of True in `mask`: each one's column, first row and row after it, column by column."""
+    steps = np.diff(np.pad(mask, ((1, 1), (0, 0))).astype(np.int8), axis=0)
+    starts, ends = np.nonzero(steps.T == 1), np.nonzero(steps.T == -1)  # column-major: the k-th start and end are one run
+    return starts[0], starts[1], ends[1]
+
+
+def _line_axis(polygon: Polygon) -> tuple[np.ndarray, np.ndarray, float]:
+    """A detected line's left and right ends (the middles of its left and right edges) and its height."""
+    top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
+    height = (np.linalg.norm(bottom_left - top_left) + np.linalg.norm(bottom_right - top_right)) / 2
+    return (top_left + bottom_left) / 2, (top_right + bottom_right) / 2, height
+
+
 def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[float]:
     """The printed rules running across the page's text: rows of unbroken ink (but breaks of `RULE_GAP` pixels, and
     `RULE_WANDER_HEIGHTS` up or down) in
@@ -319,12 +341,9 @@ def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[floa
         return []
     from scipy import ndimage
 
-    from .image_processing_text_recognition import otsu_threshold
-
     upright, _, line_height = _core_boxes(polygons)
     skew = page_skew(polygons)
-    grey = 255 - grey if page_has_light_text(grey) else grey
-    ink = grey < otsu_threshold(grey)
+    ink = _page_ink(grey)
     rows, columns = ink.shape
     # Level the page: row r of column c holds what lies on the page's slope through that row's left end.
     shift = np.round(np.arange(columns) * math.tan(skew)).astype(np.int64)
@@ -354,16 +373,11 @@ def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
         return []
     from scipy import ndimage
 
-    from .image_processing_text_recognition import otsu_threshold
-
     _, _, line_height = _core_boxes(polygons)
-    grey = 255 - grey if page_has_light_text(grey) else grey
-    ink = ndimage.binary_closing(grey < otsu_threshold(grey), structure=np.ones((2 * RULE_GAP + 1, 1), dtype=bool))
-    padded = np.pad(ink, ((1, 1), (0, 0))).astype(np.int8)
-    steps = np.diff(padded, axis=0)
-    starts, ends = np.nonzero(steps.T == 1), np.nonzero(steps.T == -1)  # column-major: the k-th start and end are one run
-    long_run = ends[1] - starts[1] >= COLUMN_RULE_MIN_HEIGHTS * line_height
-    columns, tops, bottoms = starts[0][long_run], starts[1][long_run], ends[1][long_run]
+    ink = ndimage.binary_closing(_page_ink(grey), structure=np.ones((2 * RULE_GAP + 1, 1), dtype=bool))
+    columns, tops, bottoms = _vertical_runs(ink)
+    long_run = bottoms - tops >= COLUMN_RULE_MIN_HEIGHTS * line_height
+    columns, tops, bottoms = columns[long_run], tops[long_run], bottoms[long_run]
     rules = []
     for start, end in runs_of(np.bincount(columns, minlength=ink.shape[1]) > 0, gap=2):
         if end - start > max(3.0, RULE_MAX_HEIGHTS * line_height):
@@ -378,12 +392,9 @@ GUTTER_CELL_HEIGHTS = 1 / 12
 
 
 def _levelled_ink(grey: np.ndarray, skew: float, cell: int) -> np.ndarray:
-    """The page's ink (`grey` below its Otsu threshold, light print on dark turned first) in cells of `cell` pixels,
-    levelled by `skew`: column c of row r holds what lies on the page's vertical through that column's top end."""
-    from .image_processing_text_recognition import otsu_threshold
-
-    grey = 255 - grey if page_has_light_text(grey) else grey
-    ink = grey < otsu_threshold(grey)
+    """The page's ink (`_page_ink`) in cells of `cell` pixels, levelled by `skew`: column c of row r holds what lies on
+    the page's vertical through that column's top end."""
+    ink = _page_ink(grey)
     rows, columns = ink.shape[0] // cell, ink.shape[1] // cell
     ink = ink[:rows * cell, :columns * cell].reshape(rows, cell, columns, cell).any(axis=(1, 3))
     shift = np.round(-np.arange(rows) * math.tan(skew)).astype(np.int64)
@@ -424,16 +435,13 @@ def column_gutters(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
     start_rows = np.arange(rows)
     upto, since = np.minimum(start_rows, rows - window) + 1, np.maximum(start_rows - window + 1, 0)
     paper = clear_before[upto] - clear_before[np.minimum(since, upto)] > 0
-    steps = np.diff(np.pad(paper, ((1, 1), (0, 0))).astype(np.int8), axis=0)
-    starts, ends = np.nonzero(steps.T == 1), np.nonzero(steps.T == -1)  # column-major: the k-th start and end are one run
-    run_x, run_top, run_bottom = starts[0], starts[1], ends[1]
+    run_x, run_top, run_bottom = _vertical_runs(paper)
     if not run_x.size:
         return []
     # The lines in the levelled frame, in cells: their ends along the page's vertical through their middle height.
     lines = []
     for polygon in polygons:
-        top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
-        left, right = (top_left + bottom_left) / 2, (top_right + bottom_right) / 2
+        left, right, _ = _line_axis(polygon)
         middle = (left[1] + right[1]) / 2
         lines.append((left[0] + middle * math.tan(skew), right[0] + middle * math.tan(skew), middle))
     left, right, middle = (np.asarray(lines).T / cell)[:, None, :]
@@ -469,9 +477,7 @@ def split_at_column_rules(polygons: Sequence[Polygon], rules: Sequence[tuple[flo
     run each came from, as `split_at_columns` gives them."""
     pieces, sources = [], []
     for index, polygon in enumerate(polygons):
-        top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64) for point in polygon)
-        left, right = (top_left + bottom_left) / 2, (top_right + bottom_right) / 2
-        height = (np.linalg.norm(bottom_left - top_left) + np.linalg.norm(bottom_right - top_right)) / 2
+        left, right, height = _line_axis(polygon)
         length, reach = right[0] - left[0], reach_heights * height
         cuts = []
         for x, top, bottom in rules if length > 2 * side_heights * height else ():

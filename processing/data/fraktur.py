@@ -10,6 +10,7 @@ Blankenburg from ``fonts-blankenburg``) draw the plain text directly.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -214,14 +215,10 @@ def draw_joined(draw: ImageDraw.ImageDraw, origin: tuple[float, float], text: st
     (:func:`joining_shift`), but for the pairs that the font shapes itself (:func:`shapes_pair`), and the marks no face
     draws (:data:`ENGINE_DRAWN_MARKS`) drawn by :func:`draw_small_e_above` and :func:`draw_double_oblique_hyphen`."""
     x, y = origin
-    run = ""
-    for character in text + "\0":
-        if character not in ENGINE_DRAWN_MARKS and character != "\0":
-            run += character
-            continue
+    parts = re.split(f"([{''.join(ENGINE_DRAWN_MARKS)}])", text)  # runs of text, each mark between two of them
+    for run, mark in zip(parts[::2], parts[1::2] + [""]):
         x = _draw_run(draw, (x, y), run, font, fill, pairs) if run else x
-        if character == COMBINING_SMALL_E and run:
+        if mark == COMBINING_SMALL_E and run:
             draw_small_e_above(draw, (x, y), run[-1], font, fill)
-        elif character == DOUBLE_OBLIQUE_HYPHEN:
+        elif mark == DOUBLE_OBLIQUE_HYPHEN:
             x = draw_double_oblique_hyphen(draw, (x, y), font, fill)
-        run = ""

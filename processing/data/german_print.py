@@ -32,12 +32,6 @@ COMBINING_SMALL_E = "\u0364"
 """How the Deutsches Textarchiv's transcriptions write the small e that print of the early 1800s set above a, o and u
 for their umlauts (``uͤber``: the letter and U+0364). No face draws it: the engine does (:func:`.fraktur.draw_joined`).
 Labels of old umlauts hold it beside :data:`GERMAN_PRINT_CHARACTERS`, so a vocabulary reading them adds it."""
-OLD_UMLAUT_SHARE = 0.3
-"""A share of historic lines to print with old umlauts (:func:`old_umlauts`, ``synthetic-lines``'
-``old_umlaut_share``): 44 of the 141 lower-case umlauts of the historic print's development labels are so, from the
-books of the early 1800s. Not drawn by default: a CTC line reader at 32 pixels did not learn to tell the small e from
-the diaeresis (the seventh ``crnn-lines`` trained 2,200 steps on lines printed so, its vocabulary given the mark, never
-wrote it, on the engine's lines or the real ones)."""
 DOUBLE_OBLIQUE_HYPHEN = "\u2e17"
 """Fraktur's double hyphen as print casts it, ``⸗``: two short strokes rising to the right, drawn by the engine where the
 face has no glyph for it (:func:`.fraktur.draw_joined`)."""
@@ -97,7 +91,11 @@ def long_s(text: str) -> str:
 
 def old_umlauts(text: str) -> str:
     """``text`` with its lower-case umlauts as the early 1800s printed them, the letter with a small e above
-    (:data:`COMBINING_SMALL_E`: ``über`` -> ``uͤber``); capitals stay as they are."""
+    (:data:`COMBINING_SMALL_E`: ``über`` -> ``uͤber``); capitals stay as they are. 44 of the 141 lower-case umlauts of
+    the historic print's development labels are so. The engine prints them only where asked (``synthetic-lines``'
+    ``old_umlaut_share``): a CTC line reader at 32 pixels did not learn to tell the small e from the diaeresis (the
+    seventh ``crnn-lines``, trained 2,200 steps on lines 30% of whose German Fraktur was printed so, its vocabulary given
+    the mark, never wrote it, on the engine's lines or the real ones)."""
     return text.translate({ord(umlaut): letter + COMBINING_SMALL_E for umlaut, letter in zip("äöü", "aou")})
 
 
