@@ -17,6 +17,7 @@ import torch
 
 from ..modeling.crnn.ctc_beam_search import key_base
 from ..modeling.crnn.ctc_language_model import CharacterNGramModel
+from .tokenization_char import characters_of
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +34,9 @@ LENGTH_BONUS = 2.0
 
 
 def _line_token_ids(texts: Iterable[str], vocabulary: dict[str, int]) -> list[list[int]]:
-    """Each text as token ids, characters outside the vocabulary left out (one-character tokens only)."""
-    return [[vocabulary[character] for character in text if character in vocabulary] for text in texts]
+    """Each text as token ids (its characters as the tokenizer splits them: `characters_of`), characters outside the
+    vocabulary left out."""
+    return [[vocabulary[character] for character in characters_of(text) if character in vocabulary] for text in texts]
 
 
 def count_character_ngrams(
@@ -118,7 +120,8 @@ def attach_language_model(
     if not hasattr(model.config, "language_model_order"):
         raise ValueError(f"{type(model).__name__} reads no language model (its config has no language_model_order)")
     config = model.config
-    vocabulary = {token: index for token, index in tokenizer.get_vocab().items() if len(token) == 1}
+    special = set(tokenizer.all_special_tokens)
+    vocabulary = {token: index for token, index in tokenizer.get_vocab().items() if token not in special}
     tables = count_character_ngrams(texts, vocabulary, config.vocab_size, config.eos_token_id, order, min_count)
     config.language_model_order = order
     config.language_model_ngrams = len(tables["ngram_keys"])

@@ -6,13 +6,18 @@ tokens followed by the characters in a fixed order.
     id 0 `<pad>`, id 1 `<s>` (bos, also the decoder start token), id 2 `</s>` (eos), id 3 `<unk>`,
     ids 4.. the charset characters, deduplicated, first occurrence kept.
 
+A character is a letter with the combining marks that follow it (`characters_of`): `uͤ` (u and U+0364, the small e
+of an old umlaut as the Deutsches Textarchiv writes it) is one token, as the precomposed `ü` is.
+
 The tokenizer is a plain `tokenizers` pipeline wrapped in `PreTrainedTokenizerFast`: it saves as a
 single `tokenizer.json` and reloads with `AutoTokenizer.from_pretrained` without any custom code.
 """
 
 import os
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+import re
+
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 from transformers import PreTrainedTokenizerFast
 
 
@@ -21,6 +26,20 @@ SPECIAL_TOKENS = (PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
 
 DEFAULT_CHARSET = "".join(chr(code) for code in range(ord(" "), ord("~") + 1))
 """Printable ASCII: the 95 characters from space to tilde."""
+
+
+COMBINING_MARKS = "\u0300-\u036f"
+"""Unicode's combining diacritical marks: a mark belongs to the character before it."""
+CHARACTER_PATTERN = f"[^{COMBINING_MARKS}][{COMBINING_MARKS}]*|[{COMBINING_MARKS}]+"
+"""One character: a code point and the combining marks after it (marks with nothing before them stand alone). The
+same pattern splits text in the tokenizer (its pre-tokenizer) and in Python (`characters_of`)."""
+_CHARACTER = re.compile(CHARACTER_PATTERN)
+
+
+def characters_of(text: str) -> list[str]:
+    """`text` in the units a character vocabulary reads: `characters_of("Bru\u0364cke") == ["B", "r", "u\u0364", "c",
+    "k", "e"]`."""
+    return _CHARACTER.findall(text)
 
 
 def load_charset(charset_or_path: str | os.PathLike) -> str:
@@ -58,7 +77,7 @@ def build_char_tokenizer(
 ) -> PreTrainedTokenizerFast:
     """Build the character tokenizer for `charset` (a string or a file, see `load_charset`).
 
-    Encoding splits the text into Unicode code points (the characters of a Python `str`), maps each to
+    Encoding splits the text into characters (`characters_of`: code points with their combining marks), maps each to
     its id, `<unk>` for characters outside the charset, and with `add_special_tokens=True` (the
     default) appends `</s>`: `tok("ab").input_ids == [id("a"), id("b"), 2]`, which is the label format.
     Literal "<s>" etc. in the text are ordinary characters, never special tokens. Decoding joins the
@@ -66,15 +85,16 @@ def build_char_tokenizer(
     gives `text` back exactly (spaces included) when every character is in the charset.
 
     Args:
-        charset: the characters of the vocabulary, in id order; duplicates are dropped (first kept).
+        charset: the characters of the vocabulary, in id order (`characters_of`: a combining mark joins the character
+            before it, so `"ÄÖÜaͤoͤuͤ"` is six tokens); duplicates are dropped (first kept).
         model_max_length: the longest sequence, in tokens, the models using this vocabulary accept.
     """
-    characters = list(dict.fromkeys(load_charset(charset)))
+    characters = list(dict.fromkeys(characters_of(load_charset(charset))))
     vocab = {token: index for index, token in enumerate(SPECIAL_TOKENS + tuple(characters))}
 
     return word_level_tokenizer(
         vocab,
-        pre_tokenizers.Split("", behavior="isolated"),  # one piece per character
+        pre_tokenizers.Split(Regex(CHARACTER_PATTERN), behavior="isolated"),  # one piece per character
         model_max_length,
         decoder=decoders.Fuse(),  # join pieces without separators
     )

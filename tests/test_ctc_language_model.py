@@ -42,6 +42,20 @@ def test_pruned_ngrams_back_off_and_bad_input_is_refused():
         count_character_ngrams([], VOCABULARY, VOCAB_SIZE, EOS)
 
 
+def test_a_letter_with_its_combining_mark_is_counted_as_one_token():
+    """An old umlaut (u and U+0364) is one token of the vocabulary, as the tokenizer splits it (`characters_of`): the
+    n-gram counts it as one, and a mark without its letter in the vocabulary is left out with its letter."""
+    vocabulary = {"a": 3, "b": 4, "u\u0364": 5}
+    tables = count_character_ngrams(["bu\u0364b", "bu\u0364bb", "ab"], vocabulary, VOCAB_SIZE, EOS, order=2, min_count=1)
+    model = CharacterNGramTables(2, VOCAB_SIZE, **tables)
+    # b then uͤ: 2 of b's 6 continuations (3 kinds), uͤ 2 of 12 tokens (4 kinds); never after a
+    assert math.exp(model.log_probability((4,), 5)) == pytest.approx(2 / 9 + 3 / 9 * (2 / 16 + 4 / 16 / VOCAB_SIZE))
+    assert model.log_probability((3,), 5) < model.log_probability((4,), 5)
+    plain = count_character_ngrams(["bu\u0364b", "bu\u0364bb", "ab"], VOCABULARY, VOCAB_SIZE, EOS, order=2, min_count=1)
+    dropped = count_character_ngrams(["bb", "bbb", "ab"], VOCABULARY, VOCAB_SIZE, EOS, order=2, min_count=1)
+    assert all(np.array_equal(plain[name], dropped[name]) for name in plain)
+
+
 def frames(*rows) -> np.ndarray:
     """Log-probabilities of frames given as {token: probability}, the rest of each frame's mass on the blank."""
     log_probs = np.full((len(rows), VOCAB_SIZE), math.log(1e-9))

@@ -100,6 +100,22 @@ def test_special_token_text_is_ordinary_characters(tokenizer):
     assert ids == [char_id("<"), char_id("s"), char_id(">")]
 
 
+def test_a_letter_and_its_combining_marks_are_one_token(tmp_path):
+    """An old umlaut as the Deutsches Textarchiv writes it (u and U+0364) is one token, as the precomposed ü is; in the
+    charset too, where the mark joins the letter before it. The tokenizer reloads without textrec and splits alike."""
+    from textrec.processing.tokenization_char import characters_of
+
+    assert characters_of("Bru\u0364cke \u0364") == ["B", "r", "u\u0364", "c", "k", "e", " \u0364"]
+    tokenizer = build_char_tokenizer("abcekruü" + "u\u0364")
+    vocabulary = tokenizer.get_vocab()
+    assert sorted(vocabulary, key=vocabulary.get)[4:] == list("abcekruü") + ["u\u0364"]
+    ids = tokenizer("Brue\u0364cke u\u0364ber", add_special_tokens=False).input_ids
+    assert ids.count(tokenizer.convert_tokens_to_ids("u\u0364")) == 1 and ids.count(UNK) == 3  # B, e with the mark, the space
+    assert tokenizer.decode(tokenizer("ru\u0364cke").input_ids, skip_special_tokens=True) == "ru\u0364cke"
+    tokenizer.save_pretrained(tmp_path)
+    assert AutoTokenizer.from_pretrained(tmp_path)("ru\u0364ü").input_ids == tokenizer("ru\u0364ü").input_ids
+
+
 def test_tokenizer_reloads_without_custom_code(tokenizer, tmp_path):
     tokenizer.save_pretrained(tmp_path)
     reloaded = AutoTokenizer.from_pretrained(tmp_path)

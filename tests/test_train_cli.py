@@ -183,16 +183,19 @@ def test_fine_tuning_with_another_charset_resets_only_embedding_and_head(trained
 
 def test_fine_tuning_with_a_wider_charset_keeps_the_old_characters_rows(trained_folder, tmp_path):
     """A character set extending the model's (printable ASCII and German letters) reads the old characters as
-    before: their rows are the saved model's, the new characters' rows are new."""
-    charset = "".join(chr(code) for code in range(32, 127)) + "äöüß"
+    before: their rows are the saved model's, the new characters' rows are new; an old umlaut (u and U+0364, one
+    token) starts from its letter's row."""
+    charset = "".join(chr(code) for code in range(32, 127)) + "äöüß" + "u\u0364"
     before = load_file(trained_folder / "model.safetensors")
     train_cli.run(tiny_run_arguments(tmp_path / "wider", max_steps=1)
                   + [f"--model_name_or_path={trained_folder}", f"--charset={charset}", "--learning_rate=0"])
     after = load_file(tmp_path / "wider" / "model.safetensors")
     old = before["lm_head.weight"].shape[0]
-    assert after["lm_head.weight"].shape[0] == old + 4
-    assert torch.equal(after["lm_head.weight"][:old], before["lm_head.weight"])
-    assert torch.equal(after["decoder.embed_tokens.weight"][:old], before["decoder.embed_tokens.weight"])
+    assert after["lm_head.weight"].shape[0] == old + 5
+    for name in ("lm_head.weight", "decoder.embed_tokens.weight"):
+        assert torch.equal(after[name][:old], before[name])
+        assert torch.equal(after[name][old + 4], before[name][4 + ord("u") - 32])  # uͤ from u
+        assert not torch.equal(after[name][old], before[name][4 + ord("a") - 32])  # ä is new
 
 
 def test_deslant_is_kept_by_fine_tuning_and_set_by_its_argument(trained_folder, tmp_path):

@@ -31,7 +31,12 @@ COMBINING_DIAERESIS = "\u0308"
 COMBINING_SMALL_E = "\u0364"
 """How the Deutsches Textarchiv's transcriptions write the small e that print of the early 1800s set above a, o and u
 for their umlauts (``uͤber``: the letter and U+0364). No face draws it: the engine does (:func:`.fraktur.draw_joined`).
-Labels of old umlauts hold it beside :data:`GERMAN_PRINT_CHARACTERS`, so a vocabulary reading them adds it."""
+Labels of old umlauts hold it beside :data:`GERMAN_PRINT_CHARACTERS`, so a vocabulary reading them adds
+:data:`OLD_UMLAUTS`."""
+OLD_UMLAUTS = "".join(letter + COMBINING_SMALL_E for letter in "aou")
+"""The old umlauts ``aͤ oͤ uͤ``: three characters of a vocabulary (one token each, as ``ä`` is: a combining mark joins its
+letter in :func:`textrec.processing.tokenization_char.characters_of`), so that a CTC head gives the letter and its small e
+one frame."""
 DOUBLE_OBLIQUE_HYPHEN = "\u2e17"
 """Fraktur's double hyphen as print casts it, ``⸗``: two short strokes rising to the right, drawn by the engine where the
 face has no glyph for it (:func:`.fraktur.draw_joined`)."""

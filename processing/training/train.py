@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from textrec.processing.data.collator import TextRecognitionCollator, check_labe
 from textrec.processing.checkpoints import load_pretrained
 from textrec.processing.inference import check_model_source
 from textrec.processing.metrics import make_compute_metrics
+from textrec.processing.tokenization_char import characters_of
 
 from .architectures import ArchitectureSpec, get_spec
 from .arguments import DataArguments, ModelArguments, TextrecTrainingArguments, resolve_architecture
@@ -74,7 +76,8 @@ def check_charset_argument(charset: str | None) -> None:
     if os.path.isdir(charset):
         raise ValueError(f"--charset {charset} is a folder; give the characters, or a file holding them.")
     looks_like_a_path = "/" in charset or os.sep in charset or FILE_SUFFIX.search(charset)
-    if looks_like_a_path and len(set(charset)) < len(charset):
+    characters = characters_of(charset)
+    if looks_like_a_path and len(set(characters)) < len(characters):
         raise ValueError(f"--charset {charset}: no such file (as characters it would repeat some; give the "
                          "characters themselves, or the path of a file holding them).")
 
@@ -275,8 +278,13 @@ def keep_shared_token_rows(model: torch.nn.Module, saved_weights: dict[str, torc
     """After `model.reset_vocabulary`, copies back the rows of the tokens that the saved vocabulary and the new one
     share, in every weight indexed by token (token embedding, classifier, CTC head: a weight that the reset replaced,
     whose first dimension was the saved vocabulary's size and is now the new one's), so that a character set
-    extending the model's reads its old characters as before while the new ones learn. Returns how many tokens kept their rows."""
+    extending the model's reads its old characters as before while the new ones learn. A new character with combining
+    marks starts from its letter's row (`uͤ` from `u`: the letter is what it most looks like). Returns how many tokens
+    kept or took a saved row."""
     shared = [(saved_vocabulary[token], index) for token, index in vocabulary.items() if token in saved_vocabulary]
+    shared += [(saved_vocabulary[token[0]], index) for token, index in vocabulary.items()
+               if token not in saved_vocabulary and len(token) > 1 and token[0] in saved_vocabulary
+               and unicodedata.combining(token[1])]
     if not shared:
         return 0
     saved_rows, rows = (torch.tensor(column) for column in zip(*shared))
