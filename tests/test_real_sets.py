@@ -61,3 +61,14 @@ def test_readmes_result_tables_are_the_results_files():
     for path, table in markers:
         written = [line for line in (root / path).read_text(encoding="utf-8").splitlines() if line.startswith("|")]
         assert table.splitlines() == written, path
+
+
+def test_pages_are_compared_at_their_ground_truths_transcription_level():
+    """The page benchmark compares the NZZ's pages as its ground truth writes them (the long s as s, a line-end break
+    as ¬, whatever mark an engine prints), the book pages exactly, receipts upper-cased; lines become one space."""
+    from benchmark_pages import normalise
+
+    page = "Die Uni-\nverſität ſo —\nBaſel⸗\nim Jahre 12-\nzwölf"
+    assert normalise(page, "nzz") == "Die Uni¬ versität so — Basel¬ im Jahre 12- zwölf"
+    assert normalise(page, "ocrd") == "Die Uni- verſität ſo — Baſel⸗ im Jahre 12- zwölf"
+    assert normalise("Total  5.00\nCash", "sroie") == "TOTAL 5.00 CASH"

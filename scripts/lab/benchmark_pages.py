@@ -10,7 +10,8 @@ as the other real sets (`real_sets.split_of`: one page in five held out). For ea
   `MATCH_IOU`: precision and recall. (Tesseract's lines are not boxed here: its page mode is scored by CER only.)
 - page CER: the page's text in reading order (its printed lines joined by newlines, runs of a line by spaces)
   against what each engine prints for the page, whitespace runs made one space; SROIE's labels are in capitals,
-  so receipts are compared upper-cased.
+  so receipts are compared upper-cased; the NZZ's ground truth writes the long s as s and a word broken at a line's
+  end with `¬` (its transcription guidelines), so its pages are compared so (`normalise`; both engines write `ſ`).
 - seconds per page on one thread (torch and Tesseract alike). Tesseract reads the Fraktur pages with its Fraktur
   model (`TESSERACT_LANGUAGES`), the others with `eng`.
 """
@@ -60,7 +61,16 @@ def printed_lines(page: dict) -> list[tuple[list[float], str]]:
     return result
 
 
+ROUND_S_SUBSETS = {"nzz"}
+"""Pages whose ground truth writes the long s as s and a line's closing hyphen, whatever the print's, as `¬`."""
+LINE_END_BREAK = re.compile(r"(?<=[^\W\d_])[-—⸗=¬]\s*$", re.MULTILINE)
+
+
 def normalise(text: str, subset: str) -> str:
+    """A page's text (lines separated by newlines) as compared: one space between words and lines, upper case for
+    receipts, the long s and line-end breaks as the NZZ transcribes them (`ROUND_S_SUBSETS`)."""
+    if subset in ROUND_S_SUBSETS:
+        text = LINE_END_BREAK.sub("¬", text).replace("ſ", "s")
     text = re.sub(r"\s+", " ", text.replace("\n", " ")).strip()
     return text.upper() if subset in UPPER_CASE_SUBSETS else text
 
@@ -158,7 +168,7 @@ def main() -> None:
     for page in pages:
         path = PAGES_DIR / page["file_name"]
         expected = printed_lines(page)
-        reference = normalise(" ".join(text for _, text in expected), page["subset"])
+        reference = normalise("\n".join(text for _, text in expected), page["subset"])
         start = time.perf_counter()
         reading = read_page(path, recognizer, detector)
         seconds = time.perf_counter() - start
