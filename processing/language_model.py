@@ -17,7 +17,7 @@ import torch
 
 from ..modeling.crnn.ctc_beam_search import key_base
 from ..modeling.crnn.ctc_language_model import CharacterNGramModel
-from .tokenization_char import characters_of
+from .tokenization_char import SPECIAL_TOKENS, characters_of
 
 logger = logging.getLogger(__name__)
 
@@ -120,8 +120,7 @@ def attach_language_model(
     if not hasattr(model.config, "language_model_order"):
         raise ValueError(f"{type(model).__name__} reads no language model (its config has no language_model_order)")
     config = model.config
-    special = set(tokenizer.all_special_tokens)
-    vocabulary = {token: index for token, index in tokenizer.get_vocab().items() if token not in special}
+    vocabulary = {token: index for token, index in tokenizer.get_vocab().items() if token not in SPECIAL_TOKENS}
     tables = count_character_ngrams(texts, vocabulary, config.vocab_size, config.eos_token_id, order, min_count)
     config.language_model_order = order
     config.language_model_ngrams = len(tables["ngram_keys"])

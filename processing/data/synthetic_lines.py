@@ -298,8 +298,8 @@ def make_synthetic_lines(
             included where the face has one). Their labels hold characters beyond printable ASCII
             (``GERMAN_PRINT_CHARACTERS``): train a vocabulary that has them (``--charset``).
         old_umlaut_share: the share of German lines drawn in Fraktur whose lower-case umlauts are printed with a small
-            e above (:func:`~.german_print.old_umlauts`), labelled with ``COMBINING_SMALL_E`` (U+0364), which the
-            vocabulary then needs.
+            e above (:func:`~.german_print.old_umlauts`), labelled with ``COMBINING_SMALL_E`` (U+0364) after the
+            letter, which the vocabulary then needs (as :data:`~.german_print.OLD_UMLAUTS`: one token each).
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
