@@ -14,7 +14,6 @@ single `tokenizer.json` and reloads with `AutoTokenizer.from_pretrained` without
 """
 
 import os
-
 import re
 
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors

@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import re
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -283,8 +282,8 @@ def keep_shared_token_rows(model: torch.nn.Module, saved_weights: dict[str, torc
     kept or took a saved row."""
     shared = [(saved_vocabulary[token], index) for token, index in vocabulary.items() if token in saved_vocabulary]
     shared += [(saved_vocabulary[token[0]], index) for token, index in vocabulary.items()
-               if token not in saved_vocabulary and len(token) > 1 and token[0] in saved_vocabulary
-               and unicodedata.combining(token[1])]
+               if token not in saved_vocabulary and len(token) > 1 and characters_of(token) == [token]
+               and token[0] in saved_vocabulary]
     if not shared:
         return 0
     saved_rows, rows = (torch.tensor(column) for column in zip(*shared))
