@@ -49,6 +49,9 @@ def estimate_slant(luminance: np.ndarray, ink_threshold: float) -> float:
     if height != SLANT_ROWS:
         size = (max(1, round(width * SLANT_ROWS / height)), SLANT_ROWS)
         ink = np.asarray(Image.fromarray(ink.astype(np.uint8) * 255).resize(size, Image.Resampling.BILINEAR)) >= 128
+    inked_rows = np.flatnonzero(ink.any(axis=1))
+    if inked_rows.size == 0:  # ink too thin to survive the reduction to SLANT_ROWS rows: nothing to measure
+        return 0.0
     rows, columns = ink.shape
     # Column x of the image corrected for lean s holds the ink at x + s * (middle - y) of row y.
     shifts = np.rint(SLANT_SHEARS[:, None] * ((rows - 1) / 2 - np.arange(rows))[None, :]).astype(np.int64)
@@ -60,7 +63,6 @@ def estimate_slant(luminance: np.ndarray, ink_threshold: float) -> float:
     upright = windows[np.arange(rows)[None, :], shifts + pad]  # (shears, rows, columns + 2 * pad)
     counts = upright.sum(axis=1)
     runs = upright[:, 0, :].astype(np.int64) + (upright[:, 1:, :] & ~upright[:, :-1, :]).sum(axis=1)
-    inked_rows = np.flatnonzero(ink.any(axis=1))
     shortest = SLANT_MIN_STROKE_SHARE * (inked_rows[-1] - inked_rows[0] + 1)
     scores = np.where((runs == 1) & (counts >= shortest), counts.astype(np.float64) ** 2, 0.0).sum(axis=1)
     # Ties (a blank-ish image, a single dot) go to the shear nearest upright.

@@ -322,6 +322,15 @@ def test_a_blank_image_has_no_slant():
     assert slant_of(Image.new("L", (90, 30), 200)) == 0.0
 
 
+def test_ink_too_thin_to_measure_has_no_slant_and_deslant_keeps_the_image():
+    # Hairlines in a tall image: contrast enough, but no ink left once reduced to the rows slant is measured at.
+    values = np.full((400, 300), 230, np.uint8)
+    values[10:400:20, 20:280] = 20
+    image = Image.fromarray(values)
+    assert slant_of(image) == 0.0
+    assert normalize_capture(image, deslant=True).size[1] == 400
+
+
 @pytest.mark.parametrize("lean", [-0.5, 0.8])
 def test_deslant_stands_the_strokes_upright_without_cutting_them(lean):
     leaning = strokes(lean)
