@@ -10,14 +10,9 @@ from PIL import Image, ImageDraw
 from textrec.processing.data import load_text_recognition_dataset
 from textrec.processing.data.captured_copies import (
     HAND_EFFECTS,
-    NIB_ANGLE,
-    NIB_WIDTH,
-    broad_nib,
     captured_copy,
     elastic_distortion,
     make_captured_copies,
-    median_column_ink_height,
-    nib_footprint,
     slant,
 )
 
@@ -54,32 +49,6 @@ def test_elastic_distortion_bends_strokes_but_keeps_size_and_ink():
     assert moved.shape == original.shape
     assert not np.array_equal(moved, original)
     assert 0.7 < (moved < 128).sum() / (original < 128).sum() < 1.3
-
-
-def test_nib_footprint_is_a_segment_at_its_angle():
-    flat = nib_footprint(6, 0)
-    assert flat.shape == (7, 7) and flat[3].sum() == 7 and flat.sum() == 7  # one row: the baseline
-    upright = nib_footprint(6, 90)
-    assert upright[:, 3].sum() == 7 and upright.sum() == 7
-    rising = np.argwhere(nib_footprint(6, 45))
-    assert rising[rising[:, 0].argmin(), 1] == rising[:, 1].max()  # its top end is on the right
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_broad_nib_widens_each_stroke_by_the_pen_edge_across_it(seed):
-    image = Image.new("L", (120, 120), 255)
-    draw = ImageDraw.Draw(image)
-    draw.line([(10, 5), (10, 115)], fill=0, width=1)  # an upright stroke
-    draw.line([(88, 60), (117, 60)], fill=0, width=1)  # a horizontal one
-    draw.rectangle([(40, 40), (72, 80)], fill=0)  # a blot 41 rows high: the writing's scale
-    nibbed = np.asarray(broad_nib(image, np.random.default_rng(seed))) < 128
-    draws = np.random.default_rng(seed)
-    width = draws.uniform(*NIB_WIDTH) * median_column_ink_height(np.asarray(image))
-    angle = np.deg2rad(draws.uniform(*NIB_ANGLE))
-    # An upright stroke widens by the edge's horizontal extent, a horizontal one by its vertical extent.
-    assert median_column_ink_height(np.asarray(image)) == 41
-    assert abs(nibbed[60, :25].sum() - (1 + width * np.cos(angle))) <= 2
-    assert abs(nibbed[:, 100].sum() - (1 + width * np.sin(angle))) <= 2
 
 
 @pytest.mark.parametrize("name", list(HAND_EFFECTS))

@@ -5,9 +5,8 @@ grey images) or on few real lines.
 Copy ``c`` of row ``i`` is a function of ``(seed, i, c)`` alone (``numpy.random.default_rng([seed, i, c])``),
 so the same arguments give the same images whatever ``num_proc`` is. Each copy, in this order:
 
-- the writer's hand: a slant (shear), an elastic distortion of the strokes, a broad-nib pen's thick and thin
-  strokes, thicker or thinner strokes (:func:`slant`, :func:`elastic_distortion`, :func:`broad_nib`,
-  :func:`.capture_effects.ink_spread`);
+- the writer's hand: a slant (shear), an elastic distortion of the strokes, thicker or thinner strokes
+  (:func:`slant`, :func:`elastic_distortion`, :func:`.capture_effects.ink_spread`);
 - the mild augmentation of the synthetic lines (:func:`.augmentation.augment`: rotation, perspective, blur,
   contrast, noise, JPEG);
 - the data engine's scanner effects (:func:`.capture_effects.scan_effects`: low resolution, binarisation,
@@ -31,11 +30,11 @@ from .augmentation import augment
 from .capture_effects import ink_spread, scan_effects
 from .generation import CacheDir, cached_dataset
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 1
 """Bumped whenever the copies change, so that older cache entries are not reused."""
 UNCHANGED_SHARE = 0.1
 """Share of copies left as the source image."""
-HAND_EFFECT_PROBABILITIES = {"slant": 0.5, "elastic_distortion": 0.5, "broad_nib": 0.4, "ink_spread": 0.35}
+HAND_EFFECT_PROBABILITIES = {"slant": 0.5, "elastic_distortion": 0.5, "ink_spread": 0.35}
 """Probability of each change of the writer's hand, applied in this order."""
 SLANT_RANGE = (-0.35, 0.35)
 """Horizontal shear (x shift per pixel of height) of :func:`slant`; positive leans the strokes right."""
@@ -43,11 +42,6 @@ ELASTIC_ALPHA = (0.6, 1.6)
 """Displacement of :func:`elastic_distortion`, in pixels per 32 pixels of line height."""
 ELASTIC_SIGMA = (0.25, 0.5)
 """Smoothness of :func:`elastic_distortion`'s field, as a share of the line height."""
-NIB_WIDTH = (0.25, 0.55)
-"""Width of :func:`broad_nib`'s pen edge, as a share of the writing's scale (:func:`median_column_ink_height`;
-Washington's quill: about half of his)."""
-NIB_ANGLE = (0.0, 60.0)
-"""Angle of :func:`broad_nib`'s pen edge to the baseline, in degrees, rising to the right."""
 
 
 def slant(image: Image.Image, rng: np.random.Generator) -> Image.Image:
@@ -79,41 +73,7 @@ def elastic_distortion(image: Image.Image, rng: np.random.Generator) -> Image.Im
     return Image.fromarray(np.clip(moved, 0, 255).astype(np.uint8))
 
 
-def nib_footprint(width: float, angle_degrees: float) -> np.ndarray:
-    """The pen edge as a footprint for a morphological filter: a line segment of ``width`` pixels at
-    ``angle_degrees`` to the baseline (rising to the right), one pixel thick, in a square of odd side."""
-    half = max(1, int(np.ceil(width / 2)))
-    footprint = np.zeros((2 * half + 1, 2 * half + 1), dtype=bool)
-    angle = np.deg2rad(angle_degrees)
-    for distance in np.linspace(-width / 2, width / 2, 4 * (2 * half + 1)):
-        footprint[half - int(round(distance * np.sin(angle))), half + int(round(distance * np.cos(angle)))] = True
-    return footprint
-
-
-def median_column_ink_height(values: np.ndarray) -> float:
-    """The writing's scale, in pixels: over the columns with ink, the median height from their first inked row
-    to their last (bodies of small letters and the joins between them; robust to a drifting baseline).
-    ``values``: dark writing on light, 2-D."""
-    low, high = np.percentile(values, 5), np.percentile(values, 95)
-    ink = values < (low + high) / 2
-    inked = ink.any(axis=0)
-    if not inked.any():
-        return float(values.shape[0])
-    top = ink.argmax(axis=0)
-    bottom = ink.shape[0] - 1 - ink[::-1].argmax(axis=0)
-    return float(np.median((bottom - top + 1)[inked]))
-
-
-def broad_nib(image: Image.Image, rng: np.random.Generator) -> Image.Image:
-    """Redraw the strokes with a broad-nib pen (a quill, a calligraphy pen): the ink spread along a pen edge
-    held at a fixed angle, so strokes across the edge come out thick and strokes along it stay hairlines, as in
-    a scanned 18th-century hand. The line is dark on light: the darkest value under the edge wins."""
-    values = np.asarray(image)
-    footprint = nib_footprint(rng.uniform(*NIB_WIDTH) * median_column_ink_height(values), rng.uniform(*NIB_ANGLE))
-    return Image.fromarray(ndimage.grey_erosion(values, footprint=footprint))
-
-
-HAND_EFFECTS = {"slant": slant, "elastic_distortion": elastic_distortion, "broad_nib": broad_nib, "ink_spread": ink_spread}
+HAND_EFFECTS = {"slant": slant, "elastic_distortion": elastic_distortion, "ink_spread": ink_spread}
 
 
 def captured_copy(image: Image.Image, rng: np.random.Generator) -> Image.Image:
