@@ -366,8 +366,9 @@ def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[floa
 
 def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[float, float, float]]:
     """The printed rules between the page's columns: vertical strokes of ink at least `COLUMN_RULE_MIN_HEIGHTS` line
-    heights long (breaks of `RULE_GAP` pixels closed), at most `RULE_MAX_HEIGHTS` line heights thick, each as
-    `(x, top, bottom)` in page pixels, left to right. `grey` is the page's luminance; light print on dark is turned
+    heights long (breaks of `RULE_GAP` pixels closed), at most `RULE_MAX_HEIGHTS` line heights thick in each row (a
+    rule may wander sideways over more: a page scanned small, skewed or warped), each as `(x, top, bottom)` in page
+    pixels (x: its mean over its thin rows), left to right. `grey` is the page's luminance; light print on dark is turned
     first."""
     if len(polygons) < 2 or min(grey.shape) < 2:
         return []
@@ -378,12 +379,21 @@ def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
     columns, tops, bottoms = _vertical_runs(ink)
     long_run = bottoms - tops >= COLUMN_RULE_MIN_HEIGHTS * line_height
     columns, tops, bottoms = columns[long_run], tops[long_run], bottoms[long_run]
+    thickest = max(3.0, RULE_MAX_HEIGHTS * line_height)
     rules = []
     for start, end in runs_of(np.bincount(columns, minlength=ink.shape[1]) > 0, gap=2):
-        if end - start > max(3.0, RULE_MAX_HEIGHTS * line_height):
-            continue  # a band of ink (a picture's edge, the scan's border), not a rule
+        # The band of columns holding long strokes, row by row: a rule is thin in each row, though a rule that
+        # wanders (a skewed or warped page) or runs on from a headline's letter makes the band wider than itself.
         inside = (columns >= start) & (columns < end)
-        rules.append(((start + end - 1) / 2, float(tops[inside].min()), float(bottoms[inside].max())))
+        band = np.zeros((ink.shape[0], end - start), dtype=bool)
+        for column, top, bottom in zip(columns[inside], tops[inside], bottoms[inside]):
+            band[top:bottom, column - start] = True
+        thickness = band.sum(axis=1)
+        thin = np.flatnonzero((thickness > 0) & (thickness <= thickest))
+        if thin.size < COLUMN_RULE_MIN_HEIGHTS * line_height:
+            continue  # a band of ink (a picture's edge, the scan's border, a headline's letters), not a rule
+        x = start + float(np.mean([np.flatnonzero(band[row]).mean() for row in thin]))
+        rules.append((x, float(thin[0]), float(thin[-1] + 1)))
     return rules
 
 

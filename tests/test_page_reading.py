@@ -207,10 +207,11 @@ def test_a_rule_across_the_columns_parts_sections_read_one_after_the_other(skew)
     assert horizontal_rules(np.asarray(text_only), polygons) == []  # the print is no rule
 
 
-def newspaper_with_column_rules() -> tuple[Image.Image, list, list[int]]:
+def newspaper_with_column_rules(wander: int = 0) -> tuple[Image.Image, list, list[int]]:
     """Three justified columns parted by printed vertical rules in gutters too narrow to tell (a third of a line
     height), every line of the first two columns detected as one run across the rule: the page, the detections and
-    each detection's column (0 for a joined one)."""
+    each detection's column (0 for a joined one). A rule drifts `wander` pixels sideways from top to bottom, as on a
+    page scanned skewed."""
     page = Image.new("L", (1000, 760), 250)
     draw = ImageDraw.Draw(page)
     polygons, columns = [], []
@@ -230,7 +231,7 @@ def newspaper_with_column_rules() -> tuple[Image.Image, list, list[int]]:
                 line = f"{line} {word}"
             draw.text((start, y + 16), line, fill=30, font_size=22, anchor="ls")
     for x in (350, 665):
-        draw.line([(x, 50), (x, 710)], fill=20, width=2)
+        draw.line([(x - wander // 2, 50), (x + wander - wander // 2, 710)], fill=20, width=2)
     return page, polygons, columns
 
 
@@ -255,6 +256,19 @@ def test_printed_rules_between_columns_are_found_and_part_the_lines_joined_acros
     for x in (350, 665):
         ImageDraw.Draw(text_only).line([(x, 50), (x, 710)], fill=250, width=4)
     assert vertical_rules(np.asarray(text_only), polygons) == []  # the letters' strokes are no rule
+
+
+def test_a_rule_wandering_wider_than_a_rule_is_thick_is_still_found():
+    # Over its length the rule drifts 10 pixels, more than a rule may be thick (0.35 line heights, 7 pixels): a
+    # page scanned small or skewed. Row by row it is 2 pixels thick.
+    page, polygons, _ = newspaper_with_column_rules(wander=10)
+    rules = vertical_rules(np.asarray(page), polygons)
+    assert [x for x, _, _ in rules] == [pytest.approx(350, abs=4), pytest.approx(665, abs=4)]
+    pieces, _ = split_at_column_rules(polygons, rules)
+    assert len(pieces) == 3 * (len(polygons) // 2)
+    band = page.copy()
+    ImageDraw.Draw(band).rectangle([(880, 50), (905, 710)], fill=20)  # a picture's edge: thick in every row
+    assert len(vertical_rules(np.asarray(band), polygons)) == 2
 
 
 def test_gutters_without_rules_part_the_lines_joined_across_them():
