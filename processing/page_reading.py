@@ -49,6 +49,10 @@ COLUMN_MIN_LINES = 3
 """... and holds at least this many lines ..."""
 COLUMN_MIN_LINE_HEIGHTS = 6
 """... whose median is at least this many line heights long (prices beside items are not a column of text)."""
+LINE_PIECES_GAP_HEIGHTS = 1.5
+"""Runs of one printed line less than this many line heights apart are pieces of one stretch of print when a rule's
+columns are measured (`_printed_lines`): between the detector's pieces of a newspaper's lines the median gap is 0.4
+line heights (cores), three in four under 1; between a form's labels and fields 2-3."""
 COLUMN_BRIDGE_SHARE = 0.05
 """... where up to this share of the region's lines (at least one) may cross the gap, each with lines of both
 columns above and below it: a detection that joined two columns' lines (it goes to the side of its middle); not a
@@ -560,12 +564,33 @@ def _order(boxes: np.ndarray, indices: list[int], line_height: float,
     return [row for band in bands for row in _order(boxes, band, line_height, cuts, column_lines, column_rules)]
 
 
+def _printed_lines(boxes: np.ndarray, line_height: float) -> np.ndarray:
+    """The boxes of the stretches of print that runs (`boxes`) make: the runs of one printed line (`_rows`) joined
+    where less than `LINE_PIECES_GAP_HEIGHTS` line heights apart (a line the detector found in pieces, word by word),
+    kept apart across wider gaps (a form's label and its field, a table's cells)."""
+    if not len(boxes):
+        return boxes
+    joined = []
+    for row in _rows(boxes, list(range(len(boxes)))):
+        current = boxes[row[0]].copy()
+        for index in row[1:]:
+            if boxes[index, 0] - current[2] < LINE_PIECES_GAP_HEIGHTS * line_height:
+                current = np.array([current[0], min(current[1], boxes[index, 1]), max(current[2], boxes[index, 2]),
+                                    max(current[3], boxes[index, 3])])
+            else:
+                joined.append(current)
+                current = boxes[index].copy()
+        joined.append(current)
+    return np.asarray(joined)
+
+
 def _rule_cut(boxes: np.ndarray, indices: list[int], line_height: float,
               column_rules: Sequence[tuple[float, float, float]]) -> float | None:
     """The x of a printed rule between columns (`vertical_rules`, in the boxes' frame) that splits `indices` into
     columns, or None: one that no line of them crosses by a line height on each side (the rule's own fragments, which
     the detector may take for lines, do not count), with at least `COLUMN_MIN_LINES` lines on each side beside it
-    (their middles within its height, `COLUMN_RULE_END_HEIGHTS` more at each end) whose median is at least
+    (their middles within its height, `COLUMN_RULE_END_HEIGHTS` more at each end; the pieces of one printed line
+    taken together, `_printed_lines`) whose median is at least
     `COLUMN_MIN_LINE_HEIGHTS` line heights long and half of which end (or begin) within `JUSTIFIED_EDGE_HEIGHTS` line
     heights of it: columns of text set against the rule, not a table's or a form's cells; of several, the one with the
     most lines beside it."""
@@ -577,7 +602,8 @@ def _rule_cut(boxes: np.ndarray, indices: list[int], line_height: float,
         if ((selected[:, 0] < x - line_height) & (selected[:, 2] > x + line_height)).any():
             continue
         beside = (middles >= top - reach) & (middles <= bottom + reach)
-        left, right = selected[beside & (selected[:, 2] <= x)], selected[beside & (selected[:, 0] >= x)]
+        left = _printed_lines(selected[beside & (selected[:, 2] <= x)], line_height)
+        right = _printed_lines(selected[beside & (selected[:, 0] >= x)], line_height)
         if min(len(left), len(right)) < COLUMN_MIN_LINES:
             continue
         lengths = (np.median(left[:, 2] - left[:, 0]), np.median(right[:, 2] - right[:, 0]))

@@ -10,7 +10,13 @@ from PIL import Image, ImageDraw, ImageFont
 
 from textrec.modeling import LineDetectorConfig, LineDetectorForTextLineDetection
 from textrec.processing import LineDetectionImageProcessor
-from textrec.processing.image_processing_line_detection import box_to_polygon, line_core, page_has_light_text, polygon_to_box
+from textrec.processing.image_processing_line_detection import (
+    box_to_polygon,
+    line_core,
+    page_has_light_text,
+    polygon_part,
+    polygon_to_box,
+)
 from textrec.processing.page_reading import (
     PageLine,
     PageReading,
@@ -269,6 +275,20 @@ def test_a_rule_wandering_wider_than_a_rule_is_thick_is_still_found():
     band = page.copy()
     ImageDraw.Draw(band).rectangle([(880, 50), (905, 710)], fill=20)  # a picture's edge: thick in every row
     assert len(vertical_rules(np.asarray(band), polygons)) == 2
+
+
+def test_columns_detected_in_pieces_of_lines_are_still_parted_at_their_rules():
+    # A page scanned small: the detector finds each line in word-long pieces, none 6 line heights long, few
+    # ending against the rule; taken together, each printed line is as long and as flush as its column.
+    page, polygons, _ = newspaper_with_column_rules()
+    rules = vertical_rules(np.asarray(page), polygons)
+    lines, _ = split_at_column_rules(polygons, rules)
+    pieces = [polygon_part(line, start, end) for line in lines for start, end in ((0, 0.3), (0.35, 0.65), (0.7, 1))]
+    boxes = np.asarray([polygon_to_box(piece) for piece in pieces])
+    rows = reading_order(pieces, (), rules)
+    read_columns = [int(boxes[row[0], 0] // 315) for row in rows]
+    assert read_columns == sorted(read_columns)  # column by column
+    assert all(len({int(boxes[index, 0] // 315) for index in row}) == 1 for row in rows)  # no row across a rule
 
 
 def test_gutters_without_rules_part_the_lines_joined_across_them():
