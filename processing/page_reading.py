@@ -49,10 +49,6 @@ COLUMN_MIN_LINES = 3
 """... and holds at least this many lines ..."""
 COLUMN_MIN_LINE_HEIGHTS = 6
 """... whose median is at least this many line heights long (prices beside items are not a column of text)."""
-LINE_PIECES_GAP_HEIGHTS = 1.5
-"""Runs of one printed line less than this many line heights apart are pieces of one stretch of print when a rule's
-columns are measured (`_printed_lines`): between the detector's pieces of a newspaper's lines the median gap is 0.4
-line heights (cores), three in four under 1; between a form's labels and fields 2-3."""
 COLUMN_BRIDGE_SHARE = 0.05
 """... where up to this share of the region's lines (at least one) may cross the gap, each with lines of both
 columns above and below it: a detection that joined two columns' lines (it goes to the side of its middle); not a
@@ -89,6 +85,10 @@ line it crosses with at least a line height on each side is two columns' lines j
 COLUMN_RULE_END_HEIGHTS = 2
 """... and a line this many line heights beyond either end of the rule is beside it too (a worn rule breaks off
 before the column's last line)."""
+LINE_PIECES_GAP_HEIGHTS = 1.5
+"""Runs of one printed line less than this many line heights apart are pieces of one stretch of print when a rule's
+columns are measured (`_printed_lines`): between the detector's pieces of a newspaper's lines the median gap is 0.4
+line heights (cores), three in four under 1; between a form's labels and fields 2-3."""
 GUTTER_MIN_WIDTH_HEIGHTS = 0.45
 """A gutter between columns without a printed rule is a vertical band of paper at least this many line heights wide
 (wider than most spaces of a justified line) ..."""
@@ -396,7 +396,7 @@ def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
         thin = np.flatnonzero((thickness > 0) & (thickness <= thickest))
         if thin.size < COLUMN_RULE_MIN_HEIGHTS * line_height:
             continue  # a band of ink (a picture's edge, the scan's border, a headline's letters), not a rule
-        x = start + float(np.mean([np.flatnonzero(band[row]).mean() for row in thin]))
+        x = start + float(np.mean((band[thin] * np.arange(end - start)).sum(axis=1) / thickness[thin]))
         rules.append((x, float(thin[0]), float(thin[-1] + 1)))
     return rules
 
@@ -575,8 +575,7 @@ def _printed_lines(boxes: np.ndarray, line_height: float) -> np.ndarray:
         current = boxes[row[0]].copy()
         for index in row[1:]:
             if boxes[index, 0] - current[2] < LINE_PIECES_GAP_HEIGHTS * line_height:
-                current = np.array([current[0], min(current[1], boxes[index, 1]), max(current[2], boxes[index, 2]),
-                                    max(current[3], boxes[index, 3])])
+                current = np.concatenate([np.minimum(current[:2], boxes[index, :2]), np.maximum(current[2:], boxes[index, 2:])])
             else:
                 joined.append(current)
                 current = boxes[index].copy()
