@@ -23,6 +23,7 @@ from textrec.modeling import ARCHITECTURES
 
 from .checkpoints import load_pretrained
 from .image_processing_text_recognition import load_image
+from .old_umlauts import write_old_umlauts
 from .pipeline_text_recognition import (
     DECODINGS,
     CTCAlignment,
@@ -242,6 +243,7 @@ def iter_recognize(
     on_error: str = "raise",
     output_confidences: bool = False,
     warn_of_sizes: bool = True,
+    old_umlauts: bool = False,
 ) -> Iterator[tuple[int, str | LineReading | None, str | None]]:
     """Reads `images` (paths, PIL images or arrays) in batches with `generate()` (`decoding="attention"`),
     with the CTC head alone (`decoding="ctc"`: `model.ctc_decode`, one encoder pass and no decoder, for models
@@ -261,6 +263,10 @@ def iter_recognize(
     Images are read in windows of `SORT_WINDOW_BATCHES` batches: within a window, lines of like aspect ratio share
     a batch, so that a batch of short and long lines does not pad the short ones to the longest; the results come
     in order as each window is done.
+
+    With `old_umlauts=True` an umlaut printed with a small e above (German print of the early 1800s) is written as the
+    Deutsches Textarchiv writes it, the letter and U+0364 (`uͤ`), where the reader wrote `ü`
+    (`textrec.processing.old_umlauts`; CTC decoding only).
 
     The model receives what the processor returns (a `pixel_mask` only where its image processor pads).
     `images` must be a list (or other sequence): one image alone is refused (`check_image_list`).
@@ -284,6 +290,9 @@ def iter_recognize(
         raise ValueError(f"decoding='attention': {type(model).__name__} has no attention decoder; it reads with 'ctc'.")
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if old_umlauts and decoding != "ctc":
+        raise ValueError(f"old_umlauts=True needs decoding='ctc' (it looks where the CTC head emitted each umlaut); "
+                         f"got decoding={decoding!r}.")
     generate_kwargs = dict(do_sample=False)
     if num_beams is not None:
         generate_kwargs["num_beams"] = num_beams
@@ -315,18 +324,19 @@ def iter_recognize(
                 batch = by_shape[start : start + batch_size]
                 inputs = processor(images=[loaded[index] for index in batch], return_tensors="pt",
                                    warn_images_out_of_range=False).to(model.device)
-                if not output_confidences:
+                if not (output_confidences or old_umlauts):
                     sequences = read_batch(model, inputs, decoding, **generate_kwargs)
                     texts.update(zip(batch, processor.batch_decode(sequences, skip_special_tokens=True)))
                 else:
                     reading = read_batch_with_confidences(model, inputs, decoding, **generate_kwargs)
-                    texts.update(
-                        (index, LineReading(text, confidence, character_confidences(processor.tokenizer, ids, token_confidences),
-                                            alignment))
-                        for index, text, confidence, ids, token_confidences, alignment in zip(
+                    for index, text, confidence, ids, token_confidences, alignment in zip(
                             batch, processor.batch_decode(reading.sequences, skip_special_tokens=True),
-                            reading.confidences, reading.token_ids, reading.token_confidences, reading.alignments)
-                    )
+                            reading.confidences, reading.token_ids, reading.token_confidences, reading.alignments):
+                        read = LineReading(text, confidence, character_confidences(processor.tokenizer, ids, token_confidences),
+                                           alignment)
+                        if old_umlauts:
+                            read = write_old_umlauts(loaded[index], read, processor.image_processor)
+                        texts[index] = read if output_confidences else read.text
                 bar.update(len(batch))
             bar.update(len(failures))
             for index in positions:

@@ -717,15 +717,15 @@ def character_confidence(reading: LineReading) -> float:
 
 def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str | None = None,
               threshold: float = DETECTION_THRESHOLD, min_character_confidence: float = MIN_CHARACTER_CONFIDENCE,
-              num_beams: int | None = None) -> PageReading:
+              num_beams: int | None = None, old_umlauts: bool = False) -> PageReading:
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
     `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
     faint ones (`distinct_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
     `split_at_column_rules`) or a gutter without one (`column_gutters`), finds the rules across the page (`horizontal_rules`), orders the lines
     (`reading_order`), reads each with `recognizer` (the model and processor of
     `load_recognizer`), leaves out the runs read with a `character_confidence` under `min_character_confidence`
-    (marks that are not text; 0 keeps every run) and joins the runs of each printed line. `decoding` and `num_beams`
-    as `iter_recognize` takes them (None: as the recognizer's `generate()` reads)."""
+    (marks that are not text; 0 keeps every run) and joins the runs of each printed line. `decoding`, `num_beams` and
+    `old_umlauts` as `iter_recognize` takes them (None: as the recognizer's `generate()` reads)."""
     page = load_image(image)
     page = page.convert("L") if page.mode not in ("L", "RGB") else page
     found = detector(page) if callable(detector) else detect_lines(*detector, page, threshold=threshold)
@@ -750,7 +750,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
         model, processor = recognizer
         for index, reading, _ in iter_recognize(model, processor, crops, batch_size=batch_size, decoding=decoding,
                                                  num_beams=num_beams, progress=False, output_confidences=True,
-                                                 warn_of_sizes=False):
+                                                 warn_of_sizes=False, old_umlauts=old_umlauts):
             readings[index] = reading
     lines = []
     for row in reading_order(polygons, rules, rules_between_columns):

@@ -81,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "one, --num_beams 1 for the best path); joint: the decoder's search scored with the CTC "
                         "head's prefix scores (both). Default: the one the model reads best "
                         "with (its generation config's `decoding`), else attention.")
+    parser.add_argument("--old_umlauts", action="store_true",
+                        help="German print of the early 1800s: write an umlaut printed with a small e above as the "
+                        "letter and U+0364 (uͤ), as the Deutsches Textarchiv and OCR-D transcribe it, where the model "
+                        "reads it as ü (CTC decoding only; textrec.processing.old_umlauts).")
     parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text' instead of the text alone.")
     parser.add_argument("--show_confidence", action="store_true",
                         help="Add the line's confidence (0-1; see textrec.processing.pipeline_text_recognition): "
@@ -127,7 +131,7 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     ends the run; `main` then exits with status 1."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer
+    from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer, preferred_decoding
 
     if args.decoding is not None and args.decoding not in DECODINGS:
         parser.error(f"argument --decoding: invalid choice: {args.decoding!r} (choose from {', '.join(DECODINGS)})")
@@ -140,6 +144,9 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     if not paths:
         raise SystemExit("textrec-recognize: no images found")
     model, processor = load_recognizer(args.model, device=device)
+    if args.old_umlauts and (args.decoding or preferred_decoding(model)) != "ctc":
+        raise SystemExit(f"textrec-recognize: --old_umlauts needs a CTC reading (--decoding ctc); {args.model} reads "
+                         f"with {args.decoding or preferred_decoding(model)}")
     if args.page:
         return read_pages(paths, (model, processor), args, device)
     output_confidences = args.show_confidence or args.output_format == "json"
@@ -154,6 +161,7 @@ def run(argv: list[str] | None = None) -> list[str | None]:
         progress=False,
         on_error="skip",
         output_confidences=output_confidences,
+        old_umlauts=args.old_umlauts,
     ):
         texts.append(reading.text if output_confidences and reading is not None else reading)
         if error is not None:
@@ -198,7 +206,7 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
     for path in paths:
         try:
             page = read_page(str(path), recognizer, detector, batch_size=args.batch_size, decoding=args.decoding,
-                             num_beams=args.num_beams, **({} if args.min_character_confidence is None else
+                             num_beams=args.num_beams, old_umlauts=args.old_umlauts, **({} if args.min_character_confidence is None else
                                                           {"min_character_confidence": args.min_character_confidence}))
         except ValueError as error:
             print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)

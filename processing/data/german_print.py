@@ -16,6 +16,7 @@ import unicodedata
 
 import numpy as np
 
+from ..old_umlauts import COMBINING_SMALL_E
 from .fonts import LONG_S, PRINTABLE_ASCII
 from .text_sampling import FORTUNES_DIR, fortune_files, fortune_tokens
 
@@ -28,15 +29,12 @@ GERMAN_PRINT_CHARACTERS = GERMAN_LETTERS + HISTORIC_PRINT_MARKS
 GUILLEMETS_SHARE = 0.25
 """Share of historic lines quoting with »guillemets« instead of „German quotes“."""
 COMBINING_DIAERESIS = "\u0308"
-COMBINING_SMALL_E = "\u0364"
-"""How the Deutsches Textarchiv's transcriptions write the small e that print of the early 1800s set above a, o and u
-for their umlauts (``uͤber``: the letter and U+0364). No face draws it: the engine does (:func:`.fraktur.draw_joined`).
-Labels of old umlauts hold it beside :data:`GERMAN_PRINT_CHARACTERS`, so a vocabulary reading them adds
-:data:`OLD_UMLAUTS`."""
 OLD_UMLAUTS = "".join(letter + COMBINING_SMALL_E for letter in "aou")
 """The old umlauts ``aͤ oͤ uͤ``: three characters of a vocabulary (one token each, as ``ä`` is: a combining mark joins its
 letter in :func:`textrec.processing.tokenization_char.characters_of`), so that a CTC head gives the letter and its small e
-one frame."""
+one frame. No face draws the small e (:data:`textrec.processing.old_umlauts.COMBINING_SMALL_E`): the engine does
+(:func:`.fraktur.draw_joined`). Labels of old umlauts hold it beside :data:`GERMAN_PRINT_CHARACTERS`, so a vocabulary
+reading them adds these."""
 DOUBLE_OBLIQUE_HYPHEN = "\u2e17"
 """Fraktur's double hyphen as print casts it, ``⸗``: two short strokes rising to the right, drawn by the engine where the
 face has no glyph for it (:func:`.fraktur.draw_joined`)."""

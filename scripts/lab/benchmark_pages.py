@@ -40,6 +40,9 @@ UPPER_CASE_SUBSETS = {"sroie"}
 TESSERACT_LANGUAGES = {"ocrd": "Fraktur", "nzz": "Fraktur"}
 """Tesseract reads the German Fraktur pages with its German Fraktur script model (Debian's
 `tesseract-ocr-script-frak`), the others with `eng`: the models a user of those pages would pick."""
+OLD_UMLAUT_SUBSETS = {"ocrd"}
+"""Pages whose ground truth writes an umlaut printed with a small e above as the Deutsches Textarchiv does (`uͤ`):
+textrec reads them with `old_umlauts=True`, as a user of such pages would (`textrec-recognize --page --old_umlauts`)."""
 
 
 def load_pages(split: str, subsets: list[str] | None = None, limit: int | None = None) -> list[dict]:
@@ -182,7 +185,7 @@ def main() -> None:
             expected = [([coordinate * args.scale for coordinate in box], text) for box, text in expected]
         reference = normalise("\n".join(text for _, text in expected), page["subset"])
         start = time.perf_counter()
-        reading = read_page(path, recognizer, detector)
+        reading = read_page(path, recognizer, detector, old_umlauts=page["subset"] in OLD_UMLAUT_SUBSETS)
         seconds = time.perf_counter() - start
         found = match([line.box for line in reading.lines], [box for box, _ in expected])
         row = {"file_name": page["file_name"], "subset": page["subset"], "lines": len(expected),

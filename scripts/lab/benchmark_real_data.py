@@ -47,9 +47,15 @@ German Fraktur script model, 5.1% CER on the historic print's development lines 
 `deu`, 5.3% for `frk`); `eng` for the other sets."""
 
 
+OLD_UMLAUT_SETS = {"historic-print"}
+"""Sets whose labels write an umlaut printed with a small e above as the Deutsches Textarchiv does (`uͤ`): a model
+reading with its CTC head reads them with `old_umlauts=True`, as a user of such print would (`--old_umlauts`)."""
+
+
 def read_with_textrec(name: str, best_path: bool = False) -> tuple[str, callable]:
     """The row label and reader of a released model, reading as `generate()` does, or by its CTC head's best path
-    alone (`best_path`: without the character n-gram a CRNN release reads with)."""
+    alone (`best_path`: without the character n-gram a CRNN release reads with); CTC readers write old umlauts on
+    `OLD_UMLAUT_SETS`."""
     model, processor = load_recognizer(name)
     decoding = preferred_decoding(model)
     language_model = getattr(model, "language_model", None)
@@ -63,7 +69,7 @@ def read_with_textrec(name: str, best_path: bool = False) -> tuple[str, callable
 
     def read(paths: list[Path], set_name: str) -> list[str]:
         return recognize(model, processor, [str(path) for path in paths], batch_size=32, num_beams=num_beams,
-                         progress=False).texts
+                         progress=False, old_umlauts=decoding == "ctc" and set_name in OLD_UMLAUT_SETS).texts
 
     return f"`{name}` ({reading})", read
 
@@ -196,6 +202,10 @@ def run(argv: list[str] | None = None) -> list[dict]:
         notes.append("Every image read with its polarity turned (`--invert`).")
     for name in args.models or line_releases():
         readers.append(read_with_textrec(name, args.best_path))
+    if OLD_UMLAUT_SETS & set(sets):
+        notes.append(f"textrec's CTC readers read {', '.join(sorted(OLD_UMLAUT_SETS & set(sets)))} with `old_umlauts=True` "
+                     "(`textrec-recognize --old_umlauts`): an umlaut printed with a small e above written `uͤ`, as its "
+                     "labels write it.")
     for peer in args.peers:
         reader = PEERS[peer]()
         if reader is None:
