@@ -85,6 +85,14 @@ line it crosses with at least a line height on each side is two columns' lines j
 COLUMN_RULE_END_HEIGHTS = 2
 """... and a line this many line heights beyond either end of the rule is beside it too (a worn rule breaks off
 before the column's last line)."""
+TABLE_MIN_ROWS = 3
+"""A vertical rule crossed by at least this many horizontal strokes (each unbroken, but for `RULE_GAP` pixels, from a
+line height left of it to a line height right of it) ..."""
+TABLE_ROW_MAX_HEIGHTS = 4
+"""... at least one every this many line heights of its length is a table's rule between ruled rows (a form's table: a
+row every 1.3-3 line heights), not a rule between columns of text (a newspaper's is crossed by the rules across its
+page only: at most one in 8 line heights): lines it crosses are cut at it all the same, but it does not part the page
+into columns (`table_rules`)."""
 LINE_PIECES_GAP_HEIGHTS = 1.5
 """Runs of one printed line less than this many line heights apart are pieces of one stretch of print when a rule's
 columns are measured (`_printed_lines`): between the detector's pieces of a newspaper's lines the median gap is 0.4
@@ -399,6 +407,29 @@ def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
         x = start + float(np.mean((band[thin] * np.arange(end - start)).sum(axis=1) / thickness[thin]))
         rules.append((x, float(thin[0]), float(thin[-1] + 1)))
     return rules
+
+
+def table_rules(grey: np.ndarray, polygons: Sequence[Polygon],
+                rules: Sequence[tuple[float, float, float]]) -> list[tuple[float, float, float]]:
+    """The `rules` (`vertical_rules`) that ruled rows cross as a table's are (`TABLE_MIN_ROWS`, `TABLE_ROW_MAX_HEIGHTS`):
+    horizontal strokes of ink unbroken (but for `RULE_GAP` pixels) from a line height left of the rule to a line height
+    right of it, counted along the rule's length. `grey` is the page's luminance; light print on dark is turned
+    first."""
+    if not rules:
+        return []
+    from scipy import ndimage
+
+    _, _, line_height = _core_boxes(polygons)
+    ink = ndimage.binary_closing(_page_ink(grey), structure=np.ones((1, 2 * RULE_GAP + 1), dtype=bool))
+    reach = max(1, round(line_height))
+    tables = []
+    for x, top, bottom in rules:
+        left, right = max(0, round(x) - reach), min(ink.shape[1], round(x) + reach + 1)
+        crossed = ink[int(top):int(bottom), left:right].all(axis=1)
+        rows = len(runs_of(crossed, gap=RULE_GAP))
+        if rows >= TABLE_MIN_ROWS and rows * TABLE_ROW_MAX_HEIGHTS * line_height >= bottom - top:
+            tables.append((x, top, bottom))
+    return tables
 
 
 GUTTER_CELL_HEIGHTS = 1 / 12
@@ -721,7 +752,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
     `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
     faint ones (`distinct_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
-    `split_at_column_rules`) or a gutter without one (`column_gutters`), finds the rules across the page (`horizontal_rules`), orders the lines
+    `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without one (`column_gutters`), finds the rules across the page (`horizontal_rules`), orders the lines
     (`reading_order`), reads each with `recognizer` (the model and processor of
     `load_recognizer`), leaves out the runs read with a `character_confidence` under `min_character_confidence`
     (marks that are not text; 0 keeps every run) and joins the runs of each printed line. `decoding`, `num_beams` and
@@ -736,6 +767,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     rules_between_columns = vertical_rules(grey, polygons)
     polygons, sources = split_at_column_rules(polygons, rules_between_columns)
     scores = [scores[source] for source in sources]
+    tables = table_rules(grey, polygons, rules_between_columns)
+    rules_between_columns = [rule for rule in rules_between_columns if rule not in tables]
     gutters = column_gutters(grey, polygons)
     polygons, sources = split_at_column_rules(polygons, gutters, reach_heights=0, side_heights=COLUMN_MIN_LINE_HEIGHTS)
     scores = [scores[source] for source in sources]

@@ -27,6 +27,7 @@ from textrec.processing.page_reading import (
     split_at_column_rules,
     column_gutters,
     split_at_columns,
+    table_rules,
     vertical_rules,
 )
 
@@ -275,6 +276,51 @@ def test_a_rule_wandering_wider_than_a_rule_is_thick_is_still_found():
     band = page.copy()
     ImageDraw.Draw(band).rectangle([(880, 50), (905, 710)], fill=20)  # a picture's edge: thick in every row
     assert len(vertical_rules(np.asarray(band), polygons)) == 2
+
+
+def ruled_table(row_rules_every: int | None = 1) -> tuple[Image.Image, list]:
+    """A table of three columns of ragged cells parted by vertical rules, each row detected as one run across them,
+    with a short horizontal rule crossing each vertical one below every `row_rules_every`-th row (None: none; too
+    short to be a rule across the page): the page and the detections."""
+    page = Image.new("L", (1000, 760), 250)
+    draw = ImageDraw.Draw(page)
+    polygons = []
+    for row, y in enumerate(range(60, 700, 26)):
+        polygons.append(box_to_polygon([40, y, 975, y + 20]))
+        for start in (40, 360, 680):
+            words = np.random.default_rng([row, start]).permutation(["cells", "of", "a", "ruled", "table", "figures"])
+            draw.text((start, y + 16), " ".join(words[: 1 + (row + start) % 3]), fill=30, font_size=22, anchor="ls")
+        if row_rules_every and row % row_rules_every == 0:
+            for x in (350, 670):
+                draw.line([(x - 60, y + 23), (x + 60, y + 23)], fill=20, width=1)
+    for x in (350, 670):
+        draw.line([(x, 50), (x, 710)], fill=20, width=2)
+    return page, polygons
+
+
+def test_a_tables_rules_cut_the_lines_across_them_but_part_no_columns(monkeypatch):
+    """Vertical rules crossed by a rule below every row are a table's (a form's ruled table of figures): the runs
+    joined across them are cut there all the same, but the table reads row by row, each row's cells one output line;
+    rules crossed now and then (a newspaper's, by its rules across the page) part the columns."""
+    from textrec.processing import page_reading
+    from textrec.processing.inference import LineReading
+
+    page, polygons = ruled_table()
+    grey = np.asarray(page)
+    rules = vertical_rules(grey, polygons)
+    assert len(rules) == 2 and table_rules(grey, polygons, rules) == rules
+    assert horizontal_rules(grey, polygons) == []
+    for every in (None, 12):
+        sparse, _ = ruled_table(every)
+        assert table_rules(np.asarray(sparse), polygons, vertical_rules(np.asarray(sparse), polygons)) == []
+    monkeypatch.setattr(page_reading, "iter_recognize", lambda model, processor, crops, **kwargs: (
+        (index, LineReading("cell", 0.9, []), None) for index in range(len(crops))))
+    detector = lambda image: {"scores": [0.9] * len(polygons), "polygons": polygons,
+                              "boxes": [polygon_to_box(polygon) for polygon in polygons]}
+    table = page_reading.read_page(page, (None, None), detector)
+    assert [line.text for line in table.lines] == ["cell cell cell"] * len(polygons)
+    columns = page_reading.read_page(ruled_table(None)[0], (None, None), detector)
+    assert [line.text for line in columns.lines] == ["cell"] * 3 * len(polygons)
 
 
 def test_columns_detected_in_pieces_of_lines_are_still_parted_at_their_rules():
