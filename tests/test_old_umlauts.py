@@ -27,8 +27,10 @@ IMAGE_PROCESSOR = SimpleNamespace(text_polarity="auto", crop_margin=None, deslan
 
 def printed_word(mark: str) -> tuple[Image.Image, list[float]]:
     """`Muhle` in the default face with a mark above the u: `"e"` (a small e, as print of the early 1800s set it),
-    `"dots"` (a diaeresis), `"large dots"` (a bold Fraktur's, each as large as a small e) or `"merged"` (two dots run together into one flat blot, as in a bold face); and the
-    middle column of each of its letters. (The default face has no ü: the marks are drawn.)"""
+    `"dots"` (a diaeresis), `"large dots"` (a bold Fraktur's, each as large as a small e), `"merged"` (two dots run
+    together into one flat blot, as in a bold face) or `"merged bold"` (one blot nearly as high as wide: a newspaper
+    heading's bold dots, scanned small); and the middle column of each of its letters. (The default face has no ü: the
+    marks are drawn.)"""
     font = ImageFont.load_default(size=FONT_SIZE)
     word = "Muhle"
     image = Image.new("L", (int(font.getlength(word)) + 40, FONT_SIZE + 40), 255)
@@ -48,8 +50,9 @@ def printed_word(mark: str) -> tuple[Image.Image, list[float]]:
             middle = middles[1] + side * (radius + 0.1) * x_height
             draw.ellipse((middle - radius * x_height, top - (0.2 + 2.5 * radius) * x_height, middle + radius * x_height,
                           top - 0.2 * x_height), fill=0)
-    elif mark == "merged":
-        draw.rectangle((middles[1] - 0.25 * x_height, top - 0.45 * x_height, middles[1] + 0.25 * x_height,
+    elif mark in ("merged", "merged bold"):
+        height = 0.3 if mark == "merged" else 0.44
+        draw.rectangle((middles[1] - 0.25 * x_height, top - (0.15 + height) * x_height, middles[1] + 0.25 * x_height,
                         top - 0.15 * x_height), fill=0)
     return image, middles
 
@@ -65,7 +68,8 @@ def reading_of(image: Image.Image, text: str, middles: list[float]) -> LineReadi
     return LineReading(text, 0.9, [(character, 0.9) for character in text], alignment)
 
 
-@pytest.mark.parametrize("mark, expected", [("e", True), ("dots", False), ("large dots", False), ("merged", False)])
+@pytest.mark.parametrize("mark, expected", [("e", True), ("dots", False), ("large dots", False), ("merged", False),
+                                           ("merged bold", False)])
 def test_a_small_e_above_a_letter_is_told_from_dots(mark, expected):
     image, middles = printed_word(mark)
     ink = np.asarray(image) < 128
