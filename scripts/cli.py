@@ -41,6 +41,25 @@ def add_device_argument(parser: argparse.ArgumentParser) -> None:
                         help="Where the model runs: cpu (default), cuda, mps, or auto (cuda, else mps, else cpu).")
 
 
+def add_old_umlauts_argument(parser: argparse.ArgumentParser) -> None:
+    """`--old_umlauts`: an umlaut printed with a small e above written as the Deutsches Textarchiv does
+    (`textrec.processing.old_umlauts`)."""
+    parser.add_argument("--old_umlauts", action="store_true",
+                        help="German print of the early 1800s: write an umlaut printed with a small e above as the "
+                        "letter and U+0364 (uͤ), as the Deutsches Textarchiv and OCR-D transcribe it, where the model "
+                        "reads it as ü (CTC decoding only; textrec.processing.old_umlauts).")
+
+
+def check_old_umlauts(args: argparse.Namespace, model) -> None:
+    """A `ValueError` where `--old_umlauts` is asked of a reading that is not a CTC head's: it looks where the CTC head
+    emitted each umlaut."""
+    from textrec.processing.inference import preferred_decoding
+
+    decoding = args.decoding or preferred_decoding(model)
+    if args.old_umlauts and decoding != "ctc":
+        raise ValueError(f"--old_umlauts needs a CTC reading (--decoding ctc); {args.model} reads with {decoding}")
+
+
 def resolve_device(name: str) -> str:
     """The torch device `--device name` asks for; a `ValueError` where torch sees no such device here."""
     import torch

@@ -10,7 +10,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .cli import add_device_argument, positive_int, resolve_device, run_command
+from .cli import (
+    add_device_argument,
+    add_old_umlauts_argument,
+    check_old_umlauts,
+    positive_int,
+    resolve_device,
+    run_command,
+)
 
 DEFAULT_SPLIT = "test"
 WHOLE_FOLDER = "the whole folder"
@@ -38,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "faster; models trained with a CTC head only); joint: the decoder's search scored with the CTC "
                         "head's prefix scores (both). Default: the one the model reads best "
                         "with (its generation config's `decoding`), else attention.")
+    add_old_umlauts_argument(parser)
     parser.add_argument("--normalization", choices=["none", "scene-text"], default="none",
                         help="scene-text: compare lower-case alphanumerics only.")
     parser.add_argument("--exprate", action="store_true",
@@ -87,6 +95,7 @@ def run(argv: list[str] | None = None) -> dict:
     check_output_file("--contact_sheet", args.contact_sheet)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     model, processor = load_recognizer(args.model, device=device)
+    check_old_umlauts(args, model)
     split = args.split or DEFAULT_SPLIT
     try:
         dataset = load_text_recognition_dataset(args.dataset, split=split, num_samples=args.num_samples)
@@ -102,7 +111,8 @@ def run(argv: list[str] | None = None) -> dict:
     references = list(dataset["text"])
     images = list(dataset["image"])
     result = recognize(
-        model, processor, images, batch_size=args.batch_size, num_beams=args.num_beams, decoding=args.decoding
+        model, processor, images, batch_size=args.batch_size, num_beams=args.num_beams, decoding=args.decoding,
+        old_umlauts=args.old_umlauts,
     )
     scores = evaluate_texts(result.texts, references, args.normalization)
     if args.exprate:

@@ -13,7 +13,14 @@ import json
 import sys
 from pathlib import Path
 
-from .cli import add_device_argument, positive_int, resolve_device, run_command
+from .cli import (
+    add_device_argument,
+    add_old_umlauts_argument,
+    check_old_umlauts,
+    positive_int,
+    resolve_device,
+    run_command,
+)
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
 SHOWN_NAMES = 5
@@ -81,10 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "one, --num_beams 1 for the best path); joint: the decoder's search scored with the CTC "
                         "head's prefix scores (both). Default: the one the model reads best "
                         "with (its generation config's `decoding`), else attention.")
-    parser.add_argument("--old_umlauts", action="store_true",
-                        help="German print of the early 1800s: write an umlaut printed with a small e above as the "
-                        "letter and U+0364 (uͤ), as the Deutsches Textarchiv and OCR-D transcribe it, where the model "
-                        "reads it as ü (CTC decoding only; textrec.processing.old_umlauts).")
+    add_old_umlauts_argument(parser)
     parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text' instead of the text alone.")
     parser.add_argument("--show_confidence", action="store_true",
                         help="Add the line's confidence (0-1; see textrec.processing.pipeline_text_recognition): "
@@ -131,7 +135,7 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     ends the run; `main` then exits with status 1."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer, preferred_decoding
+    from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer
 
     if args.decoding is not None and args.decoding not in DECODINGS:
         parser.error(f"argument --decoding: invalid choice: {args.decoding!r} (choose from {', '.join(DECODINGS)})")
@@ -144,9 +148,7 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     if not paths:
         raise SystemExit("textrec-recognize: no images found")
     model, processor = load_recognizer(args.model, device=device)
-    if args.old_umlauts and (args.decoding or preferred_decoding(model)) != "ctc":
-        raise SystemExit(f"textrec-recognize: --old_umlauts needs a CTC reading (--decoding ctc); {args.model} reads "
-                         f"with {args.decoding or preferred_decoding(model)}")
+    check_old_umlauts(args, model)
     if args.page:
         return read_pages(paths, (model, processor), args, device)
     output_confidences = args.show_confidence or args.output_format == "json"

@@ -1,6 +1,7 @@
 """Old umlauts (`textrec.processing.old_umlauts`): an umlaut printed with a small e above is told from one printed with
 dots, at the line's own resolution, and written as the letter and U+0364 where a CTC reader wrote the dotted umlaut."""
 
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -126,5 +127,21 @@ def test_recognize_command_writes_old_umlauts_when_asked(tmp_path, capsys):
     assert recognize_cli.run(["--model", "crnn-lines", str(path)]) == ["Mühle"]
     assert recognize_cli.run(["--model", "crnn-lines", "--old_umlauts", str(path)]) == [f"Mu{COMBINING_SMALL_E}hle"]
     capsys.readouterr()
-    with pytest.raises(SystemExit, match="--old_umlauts needs a CTC reading"):
+    with pytest.raises(ValueError, match="--old_umlauts needs a CTC reading"):
         recognize_cli.run(["--model", "crnn-lines", "--old_umlauts", "--decoding", "attention", str(path)])
+
+
+def test_evaluate_command_scores_old_umlauts_when_asked(tmp_path):
+    from textrec.scripts import evaluate as evaluate_cli
+
+    folder = tmp_path / "lines"
+    folder.mkdir()
+    printed_word("e")[0].save(folder / "muehle.png")
+    (folder / "metadata.jsonl").write_text(
+        json.dumps({"file_name": "muehle.png", "text": f"Mu{COMBINING_SMALL_E}hle"}, ensure_ascii=False) + "\n",
+        encoding="utf-8")
+    assert evaluate_cli.run(["--model", "crnn-lines", "--dataset", str(folder)])["cer"] == pytest.approx(2 / 6)
+    assert evaluate_cli.run(["--model", "crnn-lines", "--dataset", str(folder), "--old_umlauts"])["cer"] == 0.0
+    with pytest.raises(ValueError, match="--old_umlauts needs a CTC reading"):
+        evaluate_cli.run(["--model", "self-attention-lines", "--decoding", "attention", "--dataset", str(folder),
+                          "--old_umlauts"])
