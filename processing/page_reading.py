@@ -752,11 +752,12 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
     `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
     faint ones (`distinct_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
-    `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without one (`column_gutters`), finds the rules across the page (`horizontal_rules`), orders the lines
-    (`reading_order`), reads each with `recognizer` (the model and processor of
-    `load_recognizer`), leaves out the runs read with a `character_confidence` under `min_character_confidence`
-    (marks that are not text; 0 keeps every run) and joins the runs of each printed line. `decoding`, `num_beams` and
-    `old_umlauts` as `iter_recognize` takes them (None: as the recognizer's `generate()` reads)."""
+    `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without
+    one (`column_gutters`), finds the rules across the page (`horizontal_rules`), orders the lines (`reading_order`),
+    reads each with `recognizer` (the model and processor of `load_recognizer`), leaves out the runs read with a
+    `character_confidence` under `min_character_confidence` (marks that are not text; 0 keeps every run) and joins the
+    runs of each printed line. `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the
+    recognizer's `generate()` reads)."""
     page = load_image(image)
     page = page.convert("L") if page.mode not in ("L", "RGB") else page
     found = detector(page) if callable(detector) else detect_lines(*detector, page, threshold=threshold)
