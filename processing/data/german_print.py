@@ -16,7 +16,7 @@ import unicodedata
 
 import numpy as np
 
-from ..old_umlauts import COMBINING_SMALL_E
+from ..old_umlauts import COMBINING_SMALL_E, DOTTED_UMLAUTS
 from .fonts import LONG_S, PRINTABLE_ASCII
 from .text_sampling import FORTUNES_DIR, fortune_files, fortune_tokens
 
@@ -29,7 +29,7 @@ GERMAN_PRINT_CHARACTERS = GERMAN_LETTERS + HISTORIC_PRINT_MARKS
 GUILLEMETS_SHARE = 0.25
 """Share of historic lines quoting with »guillemets« instead of „German quotes“."""
 COMBINING_DIAERESIS = "\u0308"
-OLD_UMLAUTS = "".join(letter + COMBINING_SMALL_E for letter in "aou")
+OLD_UMLAUTS = "".join(letter + COMBINING_SMALL_E for letter in DOTTED_UMLAUTS.values())
 """The old umlauts ``aͤ oͤ uͤ``: three characters of a vocabulary (one token each, as ``ä`` is: a combining mark joins its
 letter in :func:`textrec.processing.tokenization_char.characters_of`), so that a CTC head gives the letter and its small e
 one frame. No face draws the small e (:data:`textrec.processing.old_umlauts.COMBINING_SMALL_E`): the engine does
@@ -100,7 +100,7 @@ def old_umlauts(text: str) -> str:
     seventh ``crnn-lines``, trained 2,200 steps on lines 30% of whose German Fraktur was printed so, its vocabulary given
     the mark, never wrote it, on the engine's lines or the real ones; nor with :data:`OLD_UMLAUTS` as three tokens of
     its vocabulary, 40% or 50% of the German Fraktur lines printed so, 2,200 steps each)."""
-    return text.translate({ord(umlaut): letter + COMBINING_SMALL_E for umlaut, letter in zip("äöü", "aou")})
+    return text.translate({ord(umlaut): letter + COMBINING_SMALL_E for umlaut, letter in DOTTED_UMLAUTS.items()})
 
 
 def historic_spelling(text: str, rng: np.random.Generator, old_umlaut_share: float = 0.0) -> str:
