@@ -258,16 +258,96 @@ def ink_box(luminance: np.ndarray) -> tuple[int, int, int, int] | None:
     return int(kept_columns[0]), int(kept_rows[0]), int(kept_columns[-1]) + 1, int(kept_rows[-1]) + 1
 
 
+RULE_RUN_WIDTH = 0.6
+"""A horizontal run of ink at least this share of an image's width (or `RULE_RUN_HEIGHTS` times its height, if
+shorter), and at least as long as the image is high, is a rule (a form's box, an underline), not a glyph:
+`text_line_count` leaves it out. (The bar of a `T` alone in its crop is shorter than the crop is high.)"""
+RULE_RUN_HEIGHTS = 3.0
+
+
+def rule_pixels(ink: np.ndarray) -> np.ndarray:
+    """The pixels of a boolean ink image that lie in horizontal runs as long as a rule's (`RULE_RUN_WIDTH`)."""
+    height, width = ink.shape
+    longest = max(height, int(min(RULE_RUN_WIDTH * width, RULE_RUN_HEIGHTS * height)))
+    edges = np.diff(np.pad(ink.astype(np.int8), ((0, 0), (1, 1))), axis=1)
+    rows, starts = np.nonzero(edges == 1)
+    _, ends = np.nonzero(edges == -1)  # row by row in the same order: each run's end beside its start
+    rules = np.zeros_like(ink)
+    for row, start, end in zip(*(values[ends - starts >= longest] for values in (rows, starts, ends))):
+        rules[row, start:end] = True
+    return rules
+
+
+def _ink_weighted_median(heights: list[int], weights: list[float]) -> float:
+    order = np.argsort(heights)
+    cumulative = np.cumsum(np.asarray(weights, dtype=float)[order])
+    return float(np.asarray(heights)[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
+
+
+PAGE_GLYPH_HEIGHTS = 4
+"""An image at least this many of its glyphs high, and not four times as wide as high, may be a page: `text_line_count`
+counts its lines in vertical strips as well (`PAGE_STRIP_GLYPH_HEIGHTS` glyph heights wide), where a page's
+columns and skew do not blur the lines together as across the whole page."""
+PAGE_STRIP_GLYPH_HEIGHTS = 8
+PAGE_MIN_SIDE = 200
+"""Pixels: a side of a page, even scanned at 50 dpi, is longer; a word cut from a photograph rarely is (its
+background's texture could pass for small glyphs)."""
+
+
+def typical_component_height(luminance: np.ndarray) -> float | None:
+    """The median height of the connected pieces of ink (darker than `otsu_threshold`; 8-connected; 8 pixels or
+    more, so that specks count for nothing) of an 8-bit luminance image: on a page, most of them are glyphs, however
+    large its pictures and rules. None where there is no such piece."""
+    from scipy import ndimage
+
+    labels, count = ndimage.label(luminance < otsu_threshold(luminance), structure=np.ones((3, 3), dtype=bool))
+    if count == 0:
+        return None
+    areas = np.bincount(labels.ravel())[1:]
+    heights = np.array([box[0].stop - box[0].start for box in ndimage.find_objects(labels)])[areas >= 8]
+    return float(np.median(heights)) if len(heights) else None
+
+
+def may_be_page(luminance: np.ndarray) -> bool:
+    """Whether an 8-bit luminance image (dark text on light) is at least `PAGE_GLYPH_HEIGHTS` of its glyphs
+    (`typical_component_height`) high, less than four times as wide as high, and no side under `PAGE_MIN_SIDE`
+    pixels: a page, or a block of lines."""
+    height, width = luminance.shape
+    if width >= 4 * height or min(height, width) < PAGE_MIN_SIDE:
+        return False
+    glyph_height = typical_component_height(luminance)
+    return glyph_height is not None and height >= PAGE_GLYPH_HEIGHTS * glyph_height
+
+
 def text_line_count(luminance: np.ndarray) -> int:
-    """How many lines of text an 8-bit luminance image (dark text on light) holds, by its row profile: bands of
-    rows holding ink (darker than `otsu_threshold`: more than 1% of the row and 15% of the inkiest row's ink),
-    bands closer than a quarter of a typical band's height (the 75th percentile) merged (a line's accents, dots
-    and descenders), and bands under half that height not counted (rules, the edges of neighbouring lines). A
-    blank image holds 0."""
-    low, high = np.percentile(luminance, (2, 98))
+    """How many lines of text an 8-bit luminance image (dark text on light) holds (`row_profile_line_count`); for
+    an image that may be a page (`PAGE_GLYPH_HEIGHTS`) and holds at most one line by its whole rows, the most lines
+    any vertical strip of it holds. A blank image holds 0."""
+    lines = row_profile_line_count(luminance)
+    if lines > 1 or not may_be_page(luminance):
+        return lines
+    width = luminance.shape[1]
+    strip = max(1, int(PAGE_STRIP_GLYPH_HEIGHTS * typical_component_height(luminance)))
+    return max([lines] + [row_profile_line_count(luminance[:, left : left + strip])
+                          for left in range(0, max(1, width - strip // 2), strip)])
+
+
+def row_profile_line_count(luminance: np.ndarray) -> int:
+    """How many lines of text an 8-bit luminance image (dark text on light) holds, by its row profile: the ink
+    (darker than `otsu_threshold`) less the rules (`rule_pixels`: a form's boxes around a field, underlines),
+    bands of rows holding ink (more than 1% of the row and 15% of the inkiest row's ink), bands closer than a
+    quarter of a typical band's height merged (a line's accents, dots, descenders, and the rows where a
+    sloping handwritten line's ascenders thin out), and bands under half that height not counted (the edges of
+    neighbouring lines). A typical band's height is the median of the bands' heights weighted by their ink,
+    so that slivers of ink do not set it. A blank image (under `MIN_INK_CONTRAST` between its 0.5th and 98th
+    percentiles: a page's ink may be less than 2% of it) holds 0."""
+    low, high = np.percentile(luminance, (0.5, 98))
     if high - low < MIN_INK_CONTRAST:
         return 0
-    row_ink = (luminance < otsu_threshold(luminance)).sum(axis=1)
+    ink = luminance < otsu_threshold(luminance)
+    row_ink = (ink & ~rule_pixels(ink)).sum(axis=1)
+    if not row_ink.any():
+        return 0
     inked = row_ink > max(0.01 * luminance.shape[1], 0.15 * row_ink.max())
     bands, start = [], None
     for row, has_ink in enumerate(np.append(inked, False)):
@@ -276,16 +356,15 @@ def text_line_count(luminance: np.ndarray) -> int:
         elif not has_ink and start is not None:
             bands.append([start, row])
             start = None
-    if not bands:
-        return 0
-    typical = float(np.percentile([end - begin for begin, end in bands], 75))
+
+    typical = _ink_weighted_median([end - begin for begin, end in bands],
+                                   [row_ink[begin:end].sum() for begin, end in bands])
     merged = [bands[0]]
     for begin, end in bands[1:]:
         if begin - merged[-1][1] < typical / 4:
             merged[-1][1] = end
         else:
             merged.append([begin, end])
-    typical = float(np.percentile([end - begin for begin, end in merged], 75))
     return sum(end - begin >= typical / 2 for begin, end in merged)
 
 
@@ -634,7 +713,12 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         if image is not None and self.resize_mode == "keep_aspect":
             luminance = np.asarray(normalize_capture(image.convert("L"), self.text_polarity))
             lines = text_line_count(luminance)
-            if lines > 1 and height > width and text_line_count(luminance.T) == 1:
+            if lines <= 1 and self.text_polarity == "auto" and may_be_page(255 - luminance):
+                # A page photographed or scanned on a dark ground can pass for light text on dark.
+                other_lines = text_line_count(255 - luminance)
+                if other_lines > lines:
+                    luminance, lines = 255 - luminance, other_lines
+            if lines > 1 and height > width and text_line_count(luminance.T) == 1 and not may_be_page(luminance.T):
                 return (
                     f"it looks like a line of text turned on its side ({width}x{height} pixels, width x height, "
                     f"taller than wide), and this model reads horizontal lines (rotate the image upright)"
