@@ -243,8 +243,11 @@ def ctc_reading(model) -> str:
     if language_model is None or num_beams <= 1:
         return "the CTC head's best path"
     search = model.generation_config
+    unscored = ("; the mark a line ends in where its last word breaks, `line_break_token_ids`, is not scored there by "
+                "the n-gram" if getattr(search, "line_break_token_ids", None) else "")
     return (f"the CTC head read by prefix beam search ({num_beams} beams) with its character {language_model.order}-gram "
-            f"(weight {search.language_model_weight}, length bonus {search.length_bonus}; `num_beams=1`: best path)")
+            f"(weight {search.language_model_weight}, length bonus {search.length_bonus}{unscored}; `num_beams=1`: best "
+            "path)")
 
 
 def render_model_card(

@@ -3,7 +3,7 @@
 A recognizer with a CTC head reads by prefix beam search fused with a character n-gram
 (`modeling/crnn/ctc_beam_search.py`, where the search and the tables' format are defined). This module counts the
 n-grams of a text corpus in the recognizer's vocabulary and gives the model the tables; the decoding settings
-(`num_beams`, `language_model_weight`, `length_bonus`) go into its generation config, so that every path that reads
+(`num_beams`, `language_model_weight`, `length_bonus`, `line_break_token_ids`) go into its generation config, so that every path that reads
 with the model (`generate()`, the pipeline, `textrec-recognize`, a saved folder loaded without textrec) reads alike.
 """
 
@@ -113,14 +113,20 @@ def attach_language_model(
     num_beams: int = NUM_BEAMS,
     language_model_weight: float = LANGUAGE_MODEL_WEIGHT,
     length_bonus: float = LENGTH_BONUS,
+    line_break_marks: Iterable[str] = (),
 ) -> None:
     """Give a CTC recognizer (one whose config has `language_model_order`) a character n-gram counted from `texts`
     and read by prefix beam search with it: the tables become the model's `language_model` buffers (saved in its
-    safetensors), their sizes its config's, the search settings its generation config's."""
+    safetensors), their sizes its config's, the search settings its generation config's. `line_break_marks`: the
+    characters a line whose last word breaks ends in (Fraktur's double hyphen), which the n-gram does not score
+    there (`ctc_beam_search`; their ids the generation config's `line_break_token_ids`)."""
     if not hasattr(model.config, "language_model_order"):
         raise ValueError(f"{type(model).__name__} reads no language model (its config has no language_model_order)")
     config = model.config
     vocabulary = {token: index for token, index in tokenizer.get_vocab().items() if token not in SPECIAL_TOKENS}
+    missing = [mark for mark in line_break_marks if mark not in vocabulary]
+    if missing:
+        raise ValueError(f"line_break_marks {missing} are not in the model's vocabulary")
     tables = count_character_ngrams(texts, vocabulary, config.vocab_size, config.eos_token_id, order, min_count)
     config.language_model_order = order
     config.language_model_ngrams = len(tables["ngram_keys"])
@@ -132,5 +138,6 @@ def attach_language_model(
     model.generation_config.num_beams = num_beams
     model.generation_config.language_model_weight = language_model_weight
     model.generation_config.length_bonus = length_bonus
+    model.generation_config.line_break_token_ids = [vocabulary[mark] for mark in line_break_marks]
     logger.info("attached a %d-gram character model: %d n-grams, %d histories", order, config.language_model_ngrams,
                 config.language_model_histories)

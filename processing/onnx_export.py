@@ -257,6 +257,7 @@ def ctc_search_config(model) -> dict:
         "language_model_weight": getattr(model.generation_config, "language_model_weight", 0.0),
         "length_bonus": getattr(model.generation_config, "length_bonus", 0.0),
         "skip_token_ids": sorted(special - {None, model.config.pad_token_id}),
+        "line_break_token_ids": sorted(getattr(model.generation_config, "line_break_token_ids", None) or ()),
     }}
     if model.language_model is not None:
         config["language_model"] = {"file": textrec_onnx.LANGUAGE_MODEL_FILE, "order": model.language_model.order,

@@ -380,7 +380,8 @@ class OnnxLineReader:
         return [self.vocabulary.decode(search(
             row[mask.astype(bool)].astype(np.float64), self.blank_token_id, self.search["num_beams"], self.language_model,
             self.search["language_model_weight"], self.search["length_bonus"], self.vocabulary.eos_token_id,
-            frozenset(self.search["skip_token_ids"]))) for row, mask in zip(log_probs, column_mask)]
+            frozenset(self.search["skip_token_ids"]), frozenset(self.search.get("line_break_token_ids", ()))))
+            for row, mask in zip(log_probs, column_mask)]
 
     def read(self, images: list, batch_size: int = 32) -> list[str]:
         """The text of each image (paths, PIL images or uint8 arrays), in order. As textrec's `recognize()`, the

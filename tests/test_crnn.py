@@ -105,6 +105,12 @@ def test_model_card_says_how_generate_reads_best_path_or_beam_search_with_the_la
     attach_language_model(model, Tokenizer(), ["abc", "cab"], order=3, num_beams=4)
     card = card_of(model)
     assert "prefix beam search (4 beams) with its character 3-gram" in card and "best path" in card
+    assert "line_break_token_ids" not in card
+    attach_language_model(model, Tokenizer(), ["abc", "cab"], order=3, num_beams=4, line_break_marks=("p",))
+    assert model.generation_config.line_break_token_ids == [18]
+    assert "the mark a line ends in where its last word breaks, `line_break_token_ids`" in card_of(model)
+    with pytest.raises(ValueError, match=r"line_break_marks \['—'\] are not in the model's vocabulary"):
+        attach_language_model(model, Tokenizer(), ["abc"], order=3, line_break_marks=("—",))
 
 
 def test_a_model_bound_by_its_data_terms_says_so_in_its_card():

@@ -80,3 +80,17 @@ def test_the_language_model_reads_what_its_texts_make_likely():
     assert ctc_prefix_beam_search(hesitant, BLANK, 4) == [3, 3]
     assert ctc_prefix_beam_search(hesitant, BLANK, 4, model, language_model_weight=1.0, eos_token_id=EOS) == [3, 4]
     assert ctc_prefix_beam_search(hesitant, BLANK, 4, model, language_model_weight=0.0) == [3, 3]
+
+
+def test_a_line_break_mark_ending_the_line_is_left_to_the_frames():
+    """The texts never hold c (a line-break mark, as running text never ends a line in Fraktur's double hyphen): read
+    at the line's end it is what the frames say (0.7) where it is a `line_break_token_ids` mark, and dropped for the
+    n-gram's sake where it is not; in the middle of the line the n-gram scores it as any other character."""
+    model = language_model(["ab"] * 20, order=2)
+    search = dict(language_model=model, language_model_weight=1.0, eos_token_id=EOS)
+    ending = frames({3: 0.9}, {}, {4: 0.9}, {5: 0.7})
+    assert ctc_prefix_beam_search(ending, BLANK, 4, **search) == [3, 4]
+    assert ctc_prefix_beam_search(ending, BLANK, 4, **search, line_break_token_ids=frozenset({5})) == [3, 4, 5]
+    inside = frames({3: 0.9}, {5: 0.7}, {4: 0.9}, {}, {}, {}, {}, {})
+    assert ctc_prefix_beam_search(inside, BLANK, 4) == [3, 5, 4]
+    assert ctc_prefix_beam_search(inside, BLANK, 4, **search, line_break_token_ids=frozenset({5})) == [3, 4]

@@ -199,11 +199,12 @@ LANGUAGE_MODEL_TEXTS = ["the quick brown fox", "jumps over the lazy dog", "the e
 
 
 def crnn_with_language_model():
-    """A tiny CRNN reading with a character trigram of a few texts, weighted so that it changes the reading."""
+    """A tiny CRNN reading with a character trigram of a few texts, weighted so that it changes the reading, and a
+    line-break mark (`e`, for the test's sake)."""
     model, processor = tiny_recognizer("crnn")
     with_decoding(model, "ctc")
     attach_language_model(model, processor.tokenizer, LANGUAGE_MODEL_TEXTS, order=3, min_count=1, num_beams=4,
-                          language_model_weight=3.0, length_bonus=2.0)
+                          language_model_weight=3.0, length_bonus=2.0, line_break_marks=("e",))
     return model, processor
 
 
@@ -226,6 +227,7 @@ def test_a_crnn_with_a_language_model_reads_alike_on_every_path(line_files, tmp_
     assert [len(alignment.character_frames) for alignment in reading.alignments] == list(map(len, reading.token_ids))
     reloaded = AutoModelForImageTextToText.from_pretrained(folder)
     assert torch.equal(reloaded.language_model.ngram_keys, model.language_model.ngram_keys)
+    assert reloaded.generation_config.line_break_token_ids == [processor.tokenizer.convert_tokens_to_ids("e")]
 
 
 def release_files(name: str, tmp_path: Path, count: int = 2) -> list[str]:

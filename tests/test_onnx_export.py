@@ -124,7 +124,9 @@ def test_every_line_release_with_a_ctc_head_exports_and_reads_as_its_ctc_head(na
     folder = export_onnx(name, tmp_path / name)
     model, processor = load_recognizer(name)
     expected = recognize(model, processor, line_files, batch_size=4, decoding="ctc", progress=False).texts
-    assert textrec_onnx.OnnxLineReader(folder, num_threads=1).read(line_files, batch_size=4) == expected
+    reader = textrec_onnx.OnnxLineReader(folder, num_threads=1)
+    assert reader.search["line_break_token_ids"] == model.generation_config.line_break_token_ids
+    assert reader.read(line_files, batch_size=4) == expected
 
 
 def test_a_model_without_a_ctc_head_is_refused_naming_what_it_lacks(tmp_path, capsys):
@@ -168,8 +170,8 @@ def test_the_reader_reads_the_same_text_in_a_virtual_environment_without_torch(c
 
 @needs_onnx
 def test_a_model_reading_with_a_language_model_exports_its_search_and_reads_alike(line_files, tmp_path):
-    """The n-gram's tables, the search settings and the beam search's file go with the export; the reader reads
-    what textrec reads, which is not best path."""
+    """The n-gram's tables, the search settings (its line-break marks too) and the beam search's file go with the
+    export; the reader reads what textrec reads, which is not best path."""
     from textrec.model_cards.hub import export_for_hub
     from textrec.processing.onnx_export import export_onnx
 

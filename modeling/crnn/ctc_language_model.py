@@ -60,6 +60,7 @@ def ctc_beam_decode(
     language_model_weight: float = 0.0,
     length_bonus: float = 0.0,
     skip_token_ids: frozenset[int] = frozenset(),
+    line_break_token_ids: frozenset[int] = frozenset(),
 ) -> torch.LongTensor:
     """`ctc_prefix_beam_search` over a batch, in `ctc_greedy_decode`'s output format.
 
@@ -75,7 +76,7 @@ def ctc_beam_decode(
     lengths = source_mask.long().sum(dim=1).tolist() if source_mask is not None else [logits.shape[1]] * len(logits)
     readings = [
         ctc_prefix_beam_search(row[:length], blank_token_id, num_beams, tables, language_model_weight, length_bonus,
-                               eos_token_id, skip_token_ids)
+                               eos_token_id, skip_token_ids, line_break_token_ids)
         for row, length in zip(log_probs, lengths)
     ]
     output = torch.full((len(readings), max(map(len, readings), default=0) + 1), blank_token_id, dtype=torch.long,

@@ -163,7 +163,7 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
     ) -> torch.LongTensor | CTCDecoderOutput:
         """Reads the images by CTC best path, or by prefix beam search where `num_beams` (default: the generation
         config's, `generation_config` or the model's) is above 1, fused with the model's character n-gram where it
-        has one (by the generation config's `language_model_weight` and `length_bonus`).
+        has one (by the generation config's `language_model_weight`, `length_bonus` and `line_break_token_ids`).
 
         Args:
             return_dict_in_generate: return a `CTCDecoderOutput` (the sequences with the logits they were read
@@ -188,6 +188,7 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
                 language_model_weight=getattr(search, "language_model_weight", 0.0),
                 length_bonus=getattr(search, "length_bonus", 0.0),
                 skip_token_ids=frozenset(special - {None, self.config.pad_token_id}),
+                line_break_token_ids=frozenset(getattr(search, "line_break_token_ids", None) or ()),
             )
         else:
             sequences = ctc_greedy_decode(

@@ -11,7 +11,9 @@ as the other real sets (`real_sets.split_of`: one page in five held out). For ea
 - page CER: the page's text in reading order (its printed lines joined by newlines, runs of a line by spaces)
   against what each engine prints for the page, whitespace runs made one space; SROIE's labels are in capitals,
   so receipts are compared upper-cased; the NZZ's ground truth writes the long s as s and a word broken at a line's
-  end with `¬` (its transcription guidelines), so its pages are compared so (`normalise`; both engines write `ſ`).
+  end with `¬` (its transcription guidelines), so its pages are compared so (`normalise`; both engines write `ſ`); the
+  OCR-D book pages write that break `-` (Fraktur's double hyphen, which the OCR-D line set writes `—`), so a mark
+  ending a line after a letter is compared as one mark there too.
 - seconds per page on one thread (torch and Tesseract alike). Tesseract reads the Fraktur pages with its Fraktur
   model (`TESSERACT_LANGUAGES`), the others with `eng`.
 
@@ -69,15 +71,23 @@ def printed_lines(page: dict) -> list[tuple[list[float], str]]:
 
 
 ROUND_S_SUBSETS = {"nzz"}
-"""Pages whose ground truth writes the long s as s and a line's closing hyphen, whatever the print's, as `¬`."""
+"""Pages whose ground truth writes the long s as s."""
+LINE_END_BREAK_SUBSETS = {"nzz", "ocrd"}
+"""Pages whose ground truth writes the mark ending a line whose last word breaks otherwise than the print or the
+other real sets do: the NZZ `¬` whatever the print shows (Transkribus's mark), the OCR-D book pages `-` for Fraktur's
+double hyphen, which the OCR-D line set (`print/`) writes `—`. There a mark ending a line after a letter (`-`, `—`,
+`⸗`, `=`, `¬`) is compared as `¬`, for both engines."""
 LINE_END_BREAK = re.compile(r"(?<=[^\W\d_])[-—⸗=¬]\s*$", re.MULTILINE)
 
 
 def normalise(text: str, subset: str) -> str:
     """A page's text (lines separated by newlines) as compared: one space between words and lines, upper case for
-    receipts, the long s and line-end breaks as the NZZ transcribes them (`ROUND_S_SUBSETS`)."""
+    receipts, the long s as the NZZ transcribes it (`ROUND_S_SUBSETS`), line-end breaks as one mark
+    (`LINE_END_BREAK_SUBSETS`)."""
+    if subset in LINE_END_BREAK_SUBSETS:
+        text = LINE_END_BREAK.sub("¬", text)
     if subset in ROUND_S_SUBSETS:
-        text = LINE_END_BREAK.sub("¬", text).replace("ſ", "s")
+        text = text.replace("ſ", "s")
     text = re.sub(r"\s+", " ", text.replace("\n", " ")).strip()
     return text.upper() if subset in UPPER_CASE_SUBSETS else text
 
