@@ -356,7 +356,8 @@ def row_profile_line_count(luminance: np.ndarray) -> int:
         elif not has_ink and start is not None:
             bands.append([start, row])
             start = None
-
+    if not bands:  # the inkiest row holds under 1% of the image's width: specks
+        return 0
     typical = _ink_weighted_median([end - begin for begin, end in bands],
                                    [row_ink[begin:end].sum() for begin, end in bands])
     merged = [bands[0]]

@@ -239,6 +239,9 @@ def test_text_line_count_of_one_and_of_stacked_lines(print_lines):
         top += image.height + 6
     assert text_line_count(np.asarray(stacked)) == len(images)
     assert text_line_count(np.full((30, 90), 200, np.uint8)) == 0
+    specks = np.full((40, 2000), 255, np.uint8)
+    specks[20, 5] = specks[0, 0] = 0
+    assert text_line_count(specks) == 0
 
 
 def test_a_line_boxed_by_a_forms_rules_or_sloping_is_one_line(print_lines):
