@@ -55,6 +55,9 @@ it, its brightest pixel would be black, and the values more likely 0..1 ones pus
 resampling, say), so such an image is refused rather than read either way."""
 MIN_IMAGE_SIDE = 8
 """An image with a side shorter than this many pixels is too small to hold readable text (`size_warning`)."""
+BLANK_CONTRAST = 12
+"""Grey levels between an image's darkest and lightest pixels (0.5th and 99.5th percentiles) below which it holds no
+text to read (`size_warning`): a blank scan or an empty crop. The least on the real line sets is 17 (a scene word)."""
 MAX_ASPECT_CHANGE = 8.0
 """Resizing that changes an image's aspect ratio by more than this factor (a very long line squeezed into
 `max_width`, a sliver stretched to a pixel's width) leaves little of its text readable (`size_warning`)."""
@@ -705,12 +708,17 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
 
     def size_warning(self, width: int, height: int, image: Image.Image | None = None) -> str | None:
         """Why an image of `width` x `height` pixels lies far outside what the model reads, or None: a side
-        shorter than `MIN_IMAGE_SIDE`, an aspect ratio that resizing (`output_size`) changes by more than
+        shorter than `MIN_IMAGE_SIDE`, given the `image`, no ink in it (`BLANK_CONTRAST`), an aspect ratio that resizing (`output_size`) changes by more than
         `MAX_ASPECT_CHANGE` times, or, given the `image` of a line model (`"keep_aspect"`), more than one line of
         text in it (`text_line_count`), or a line turned on its side (taller than wide, and one line read across
         its columns). Such an image is still read; recognition warns about it."""
         if min(width, height) < MIN_IMAGE_SIDE:
             return f"tiny image ({width}x{height} pixels, width x height)"
+        if image is not None:
+            low, high = np.percentile(np.asarray(image.convert("L")), (0.5, 99.5))
+            if high - low < BLANK_CONTRAST:
+                return (f"it looks blank (its darkest and lightest pixels differ by {high - low:.0f} grey levels): there "
+                        "is no text in it to read")
         if image is not None and self.resize_mode == "keep_aspect":
             luminance = np.asarray(normalize_capture(image.convert("L"), self.text_polarity))
             lines = text_line_count(luminance)

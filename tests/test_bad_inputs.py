@@ -11,7 +11,7 @@ import datasets
 import numpy as np
 import pytest
 import torch
-from PIL import Image
+from PIL import Image, ImageDraw
 from safetensors.torch import load_file, save_file
 from transformers import pipeline
 
@@ -269,8 +269,10 @@ def test_images_far_outside_the_model_range_are_read_with_a_warning_naming_them(
 ):
     model, processor = load_recognizer(str(model_folder))
     odd, usual = tmp_path / "odd.png", tmp_path / "usual.png"
-    Image.new("L", size, 255).save(odd)
-    Image.new("L", (200, 32), 255).save(usual)
+    for path, image_size in ((odd, size), (usual, (200, 32))):
+        image = Image.new("L", image_size, 255)
+        ImageDraw.Draw(image).rectangle((0, 0, image_size[0] // 2, image_size[1] // 2), fill=0)  # ink: not blank
+        image.save(path)
     with caplog.at_level(logging.WARNING):
         result = recognize(model, processor, [str(usual), str(odd)], progress=False)
         texts = pipeline("text-recognition", model=model, processor=processor)([str(usual), str(odd)])
