@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="With --page: leave out a detected run read with a mean character confidence under this "
                         "(signatures, stamps, rules read as unlikely characters; 0 keeps every run). Default: "
                         "textrec.processing.page_reading.MIN_CHARACTER_CONFIDENCE.")
+    parser.add_argument("--no_auto_rotate", action="store_true",
+                        help="With --page: read each page as it lies (by default a page on its side or upside down is "
+                        "read turned upright; its boxes stay in the image's pixels and its JSON gives the rotation).")
     parser.add_argument("--output_dir", help="With --page: write each page's reading to OUTPUT_DIR/<image name>.txt, "
                         ".json or .hocr (by --output_format) instead of printing it.")
     add_device_argument(parser)
@@ -143,6 +146,8 @@ def run(argv: list[str] | None = None) -> list[str | None]:
         parser.error("--output_format hocr describes pages: use it with --page")
     if args.output_dir and not args.page:
         parser.error("--output_dir writes pages' readings: use it with --page")
+    if args.no_auto_rotate and not args.page:
+        parser.error("--no_auto_rotate is how pages are read: use it with --page")
     device = resolve_device(args.device)
     paths = collect_images(args.images)
     if not paths:
@@ -208,7 +213,8 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
     for path in paths:
         try:
             page = read_page(str(path), recognizer, detector, batch_size=args.batch_size, decoding=args.decoding,
-                             num_beams=args.num_beams, old_umlauts=args.old_umlauts, **({} if args.min_character_confidence is None else
+                             num_beams=args.num_beams, old_umlauts=args.old_umlauts, auto_rotate=not args.no_auto_rotate,
+                             **({} if args.min_character_confidence is None else
                                                           {"min_character_confidence": args.min_character_confidence}))
         except ValueError as error:
             print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)

@@ -124,9 +124,7 @@ def test_every_line_release_with_a_ctc_head_exports_and_reads_as_its_ctc_head(na
     folder = export_onnx(name, tmp_path / name)
     model, processor = load_recognizer(name)
     expected = recognize(model, processor, line_files, batch_size=4, decoding="ctc", progress=False).texts
-    reader = textrec_onnx.OnnxLineReader(folder, num_threads=1)
-    assert reader.search["line_break_token_ids"] == model.generation_config.line_break_token_ids
-    assert reader.read(line_files, batch_size=4) == expected
+    assert textrec_onnx.OnnxLineReader(folder, num_threads=1).read(line_files, batch_size=4) == expected
 
 
 def test_a_model_without_a_ctc_head_is_refused_naming_what_it_lacks(tmp_path, capsys):
@@ -183,4 +181,6 @@ def test_a_model_reading_with_a_language_model_exports_its_search_and_reads_alik
     assert {"ctc_beam_search.py", "language_model.npz"} <= {path.name for path in folder.iterdir()}
     expected = recognize(model, processor, line_files, batch_size=4, progress=False).texts
     assert expected != recognize(model, processor, line_files, batch_size=4, num_beams=1, progress=False).texts
-    assert textrec_onnx.OnnxLineReader(folder, num_threads=1).read(line_files, batch_size=4) == expected
+    reader = textrec_onnx.OnnxLineReader(folder, num_threads=1)
+    assert reader.search["line_break_token_ids"] == model.generation_config.line_break_token_ids
+    assert reader.read(line_files, batch_size=4) == expected
