@@ -297,18 +297,29 @@ PAGE_MIN_SIDE = 200
 background's texture could pass for small glyphs)."""
 
 
-def typical_component_height(luminance: np.ndarray) -> float | None:
-    """The median height of the connected pieces of ink (darker than `otsu_threshold`; 8-connected; 8 pixels or
-    more, so that specks count for nothing) of an 8-bit luminance image: on a page, most of them are glyphs, however
-    large its pictures and rules. None where there is no such piece."""
+def ink_piece_heights(luminance: np.ndarray) -> np.ndarray:
+    """The heights of the connected pieces of ink (darker than `otsu_threshold`; 8-connected; 8 pixels or more, so
+    that specks count for nothing) of an 8-bit luminance image."""
     from scipy import ndimage
 
     labels, count = ndimage.label(luminance < otsu_threshold(luminance), structure=np.ones((3, 3), dtype=bool))
     if count == 0:
-        return None
+        return np.zeros(0)
     areas = np.bincount(labels.ravel())[1:]
-    heights = np.array([box[0].stop - box[0].start for box in ndimage.find_objects(labels)])[areas >= 8]
+    return np.array([box[0].stop - box[0].start for box in ndimage.find_objects(labels)])[areas >= 8]
+
+
+def typical_component_height(luminance: np.ndarray) -> float | None:
+    """The median height of the pieces of ink of an 8-bit luminance image (`ink_piece_heights`): on a page, most of
+    them are glyphs, however large its pictures and rules. None where there is no such piece."""
+    heights = ink_piece_heights(luminance)
     return float(np.median(heights)) if len(heights) else None
+
+
+MIN_PIECES_FOR_LINES = 3
+"""An image of fewer pieces of ink than this (`ink_piece_heights`: a digit, a colon) is a glyph or two, not lines:
+`size_warning` does not call it several lines or a line on its side (the colons and single digits cut from receipts
+were)."""
 
 
 def may_be_page(luminance: np.ndarray) -> bool:
@@ -727,6 +738,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
                 other_lines = text_line_count(255 - luminance)
                 if other_lines > lines:
                     luminance, lines = 255 - luminance, other_lines
+            if lines > 1 and len(ink_piece_heights(luminance)) < MIN_PIECES_FOR_LINES:
+                lines = 1
             if lines > 1 and height > width and text_line_count(luminance.T) == 1 and not may_be_page(luminance.T):
                 return (
                     f"it looks like a line of text turned on its side ({width}x{height} pixels, width x height, "

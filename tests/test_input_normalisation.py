@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image, ImageOps
+from PIL import Image, ImageDraw, ImageFont, ImageOps
 
 from textrec.processing.image_processing_text_recognition import (
     TextRecognitionImageProcessor,
@@ -265,6 +265,19 @@ def test_a_line_boxed_by_a_forms_rules_or_sloping_is_one_line(print_lines):
         sloping = image.rotate(6, expand=True, fillcolor=255)
         assert text_line_count(np.asarray(sloping)) == 1
 
+
+
+def test_a_colon_or_a_digit_alone_is_neither_lines_nor_a_line_on_its_side():
+    """A colon cut from a receipt (two dots, one above the other, taller than wide) was told it was a line of text
+    turned on its side; a glyph or two is not lines (`MIN_PIECES_FOR_LINES`)."""
+    from textrec.processing.inference import load_recognizer
+
+    _, processor = load_recognizer("crnn-lines")
+    for character, size in ((":", (30, 64)), (":", (28, 35)), ("3", (44, 44))):
+        image = Image.new("L", size, 255)
+        ImageDraw.Draw(image).text((size[0] // 2, size[1] // 2), character, fill=0, anchor="mm",
+                                   font=ImageFont.load_default(size=int(size[1] * 0.9)))
+        assert processor.image_processor.size_warning(image.width, image.height, image) is None, character
 
 def two_column_page_on_dark_ground(images: list) -> Image.Image:
     """A page of two columns of `images` (twelve lines each), the second set half a line lower (so that the page's
