@@ -281,10 +281,12 @@ def rule_pixels(ink: np.ndarray) -> np.ndarray:
     return rules
 
 
-def _ink_weighted_median(heights: list[int], weights: list[float]) -> float:
-    order = np.argsort(heights)
+def weighted_median(values, weights) -> float:
+    """The median of `values`, each counted by its weight (the value where half the weight is reached)."""
+    values = np.asarray(values)
+    order = np.argsort(values, kind="stable")
     cumulative = np.cumsum(np.asarray(weights, dtype=float)[order])
-    return float(np.asarray(heights)[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
+    return float(values[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
 
 
 PAGE_GLYPH_HEIGHTS = 4
@@ -322,15 +324,20 @@ MIN_PIECES_FOR_LINES = 3
 were)."""
 
 
-def may_be_page(luminance: np.ndarray) -> bool:
-    """Whether an 8-bit luminance image (dark text on light) is at least `PAGE_GLYPH_HEIGHTS` of its glyphs
-    (`typical_component_height`) high, less than four times as wide as high, and no side under `PAGE_MIN_SIDE`
-    pixels: a page, or a block of lines."""
+def page_glyph_height(luminance: np.ndarray) -> float | None:
+    """The glyphs' height (`typical_component_height`) of an 8-bit luminance image (dark text on light) that may be a
+    page, or a block of lines: at least `PAGE_GLYPH_HEIGHTS` of its glyphs high, less than four times as wide as
+    high, and no side under `PAGE_MIN_SIDE` pixels; None for any other image."""
     height, width = luminance.shape
     if width >= 4 * height or min(height, width) < PAGE_MIN_SIDE:
-        return False
+        return None
     glyph_height = typical_component_height(luminance)
-    return glyph_height is not None and height >= PAGE_GLYPH_HEIGHTS * glyph_height
+    return glyph_height if glyph_height is not None and height >= PAGE_GLYPH_HEIGHTS * glyph_height else None
+
+
+def may_be_page(luminance: np.ndarray) -> bool:
+    """Whether an 8-bit luminance image may be a page, or a block of lines (`page_glyph_height`)."""
+    return page_glyph_height(luminance) is not None
 
 
 def text_line_count(luminance: np.ndarray) -> int:
@@ -338,10 +345,11 @@ def text_line_count(luminance: np.ndarray) -> int:
     an image that may be a page (`PAGE_GLYPH_HEIGHTS`) and holds at most one line by its whole rows, the most lines
     any vertical strip of it holds. A blank image holds 0."""
     lines = row_profile_line_count(luminance)
-    if lines > 1 or not may_be_page(luminance):
+    glyph_height = None if lines > 1 else page_glyph_height(luminance)
+    if glyph_height is None:
         return lines
     width = luminance.shape[1]
-    strip = max(1, int(PAGE_STRIP_GLYPH_HEIGHTS * typical_component_height(luminance)))
+    strip = max(1, int(PAGE_STRIP_GLYPH_HEIGHTS * glyph_height))
     return max([lines] + [row_profile_line_count(luminance[:, left : left + strip])
                           for left in range(0, max(1, width - strip // 2), strip)])
 
@@ -372,8 +380,7 @@ def row_profile_line_count(luminance: np.ndarray) -> int:
             start = None
     if not bands:  # the inkiest row holds under 1% of the image's width: specks
         return 0
-    typical = _ink_weighted_median([end - begin for begin, end in bands],
-                                   [row_ink[begin:end].sum() for begin, end in bands])
+    typical = weighted_median([end - begin for begin, end in bands], [row_ink[begin:end].sum() for begin, end in bands])
     merged = [bands[0]]
     for begin, end in bands[1:]:
         if begin - merged[-1][1] < typical / 4:
@@ -408,10 +415,7 @@ def estimate_glyph_height(luminance: np.ndarray) -> float | None:
     if count == 0:
         return None
     heights = np.array([box[0].stop - box[0].start for box in ndimage.find_objects(labels)])
-    areas = np.bincount(labels.ravel())[1:]
-    order = np.argsort(heights, kind="stable")
-    cumulative = np.cumsum(areas[order])
-    return float(heights[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
+    return weighted_median(heights, np.bincount(labels.ravel())[1:])
 
 
 def normalize_capture(

@@ -830,21 +830,26 @@ def upside_down(page: Image.Image, found: dict, recognizer, decoding: str | None
         as_they_are + UPSIDE_DOWN_MARGIN)
 
 
+def run_detector(detector, page: Image.Image, threshold: float = DETECTION_THRESHOLD) -> dict:
+    """The lines `detector` finds on the page: the model and image processor of `load_line_detector`
+    (`detect_lines`), or a function of the page giving `post_process_line_detection`'s dict."""
+    return detector(page) if callable(detector) else detect_lines(*detector, page, threshold=threshold)
+
+
 def page_orientation(page: Image.Image, recognizer, detector, threshold: float = DETECTION_THRESHOLD,
                      decoding: str | None = None) -> tuple[int, dict]:
     """The quarter turns (degrees counter-clockwise) that set the page upright, and the lines detected on it so turned:
     a page whose runs look like glyphs rather than lines (`SIDEWAYS_RUN_ASPECT`) is tried a quarter turned, kept so
     where its runs are longer; then one whose longest runs read better the other way up (`upside_down`) is turned
     half a turn."""
-    detect = detector if callable(detector) else (lambda image: detect_lines(*detector, image, threshold=threshold))
-    rotation, found = 0, detect(page)
+    rotation, found = 0, run_detector(detector, page, threshold)
     if median_run_aspect(found) < SIDEWAYS_RUN_ASPECT:
-        quarter = detect(turned(page, 90))
+        quarter = run_detector(detector, turned(page, 90), threshold)
         if median_run_aspect(quarter) > median_run_aspect(found):
             rotation, found = 90, quarter
     if upside_down(turned(page, rotation), found, recognizer, decoding):
         rotation = (rotation + 180) % 360
-        found = detect(turned(page, rotation))
+        found = run_detector(detector, turned(page, rotation), threshold)
     return rotation, found
 
 
@@ -866,8 +871,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     if auto_rotate:
         rotation, found = page_orientation(given, recognizer, detector, threshold, decoding)
     else:
-        rotation = 0
-        found = detector(given) if callable(detector) else detect_lines(*detector, given, threshold=threshold)
+        rotation, found = 0, run_detector(detector, given, threshold)
     page = turned(given, rotation)
     grey = np.asarray(page.convert("L"))
     kept = distinct_lines(grey, found["boxes"])
