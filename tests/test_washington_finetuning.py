@@ -51,3 +51,26 @@ def test_the_real_washington_pages_split_as_the_study_says():
     assert len({row["form"] for row in train}) == 10 and len({row["form"] for row in test}) == 5
     assert (len(train), len(test)) == (317, 166)
     assert not {row["file_name"] for row in train} & {row["file_name"] for row in test}
+
+
+def test_charbert_study_on_washington_trains_on_the_training_pages_and_tests_on_the_test_pages(tmp_path):
+    """`study_trocr_charbert.py --lines washington`: the thesis's protocol on its own dataset, with the fine-tuning
+    curve's page split; no evaluation steers a fine-tuning (no page is left to stop on), and CharBERT's corpus gains
+    IAM-OnDB's training transcriptions."""
+    study = pytest.importorskip("study_trocr_charbert")
+    data_dir = fake_real_data(tmp_path / "real")
+    train_folder = data_dir / "handwriting" / "train"
+    train_folder.mkdir()
+    (train_folder / "metadata.jsonl").write_text(json.dumps({"file_name": "a.png", "text": "A MOVE to stop"}) + "\n")
+    args = study.build_parser().parse_args(["--lines=washington", "--max_steps=7"])
+    lines = study.study_lines(args, tmp_path / "study", data_dir)
+    assert lines.train == f"captured:{tmp_path / 'study' / 'washington-train'}:copies={washington_finetuning.COPIES}"
+    assert lines.validation is None
+    assert lines.test_references == ["line 3"] and len(lines.test_images) == 1
+    assert lines.confusion_references == ["line 1", "line 5", "line 0"]
+    assert lines.corpus[-1] == str(tmp_path / "study" / "iam-ondb-train.txt")
+    assert (tmp_path / "study" / "iam-ondb-train.txt").read_text() == "A MOVE to stop\n"
+    stage = study.Stage("finetune", lines.train, args.max_steps, final=True)
+    arguments = study.finetune_arguments(args, lines, tmp_path / "run", tmp_path / "start", stage, None, 10.0)
+    assert "--eval_strategy=no" in arguments and f"--dataset={lines.train}" in arguments
+    assert not any(argument.startswith(("--early_stopping_patience", "--metric_for_best_model")) for argument in arguments)

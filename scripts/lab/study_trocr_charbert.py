@@ -1,9 +1,21 @@
 """Study: does CharBERT's correction help a TrOCR that reads? The thesis's protocol on two CPU cores: plain TrOCR
-against the TrOCR–CharBERT composite with each tensor combine, all fine-tuned alike on handwriting-style lines
-from the same trained TrOCR, read greedily and with beam search.
+against the TrOCR–CharBERT composite with each tensor combine, all fine-tuned alike from the same trained TrOCR, read
+greedily and with beam search.
 
     python scripts/lab/study_trocr_charbert.py --trocr trocr-lines \
         --output_dir runs/trocr-charbert-study --session_minutes 150
+
+`--lines` picks the study's lines:
+
+- `synthetic` (default): handwriting-style font lines rendered by textrec, fine-tuning on `TRAIN_LINES`, early
+  stopping on validation lines, `--num_test` held-out test lines.
+- `washington`: the thesis's own dataset, George Washington's letters (`../shared/data/real/handwriting/test`,
+  subset `gw`), split by page as the fine-tuning curve splits them (`washington_finetuning.py`): the 317 lines of
+  pages 270-279 fine-tune every system (captured copies of them, `COPIES` each) for `--max_steps` steps, with no
+  evaluation during training (no page is left to stop on without reading the test pages), and the 166 lines of pages
+  300-304 are the test lines. `--trocr` should read handwriting (a TrOCR trained on IAM-OnDB's training lines); its
+  confusions are measured on the training pages, and CharBERT's corpus adds IAM-OnDB's 9,112 training
+  transcriptions (real English) to `--corpus`.
 
 Phases, each resumable (a finished phase is skipped; an unfinished training resumes from its checkpoint), so the
 study may span sessions: `--session_minutes` bounds the training time of one invocation, and `--carry_dir`
@@ -12,7 +24,7 @@ keeps the finished phases (the numbers, the confusion matrix, CharBERT) in the r
 1. The starting TrOCR (`--trocr`: a released name such as `trocr-lines`, or a `--model trocr` folder) reads the
    held-out handwriting-style test lines with its decoder: the comparison is only meaningful if it reads
    (the issue's bar: CER under 10%).
-2. Its confusion matrix on `--confusion_samples` validation lines (`confusion.json`).
+2. Its confusion matrix on `--confusion_samples` validation lines (`confusion.json`; Washington: the training pages).
 3. CharBERT pre-trained on `--corpus` (Debian's fortunes) with MLM and the noisy LM, the noise drawn from that
    confusion matrix (`textrec-pretrain-charbert`'s path), `--charbert_steps` steps. Its NLM correction accuracy is
    reported beside the best constant answer (the most frequent original word among the corrupted ones).
@@ -36,10 +48,12 @@ import shlex
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from PIL import Image
 from transformers import AutoProcessor
 
 from textrec.modeling import TrOCRCharBertForTextRecognition, TrOCRForTextRecognition
@@ -50,6 +64,9 @@ from textrec.processing.metrics import evaluate_texts
 from textrec.processing.metrics.exprate import token_edit_distance
 from textrec.processing.training import charbert as charbert_pretraining
 from textrec.processing.training.trainer import cpu_has_native_bf16
+
+from real_sets import REAL_DATA_DIR
+from washington_finetuning import COPIES, TEST_PAGES, TRAIN_PAGES, washington_lines, write_split_folder
 
 from staged_training import (
     CARRY_DIR_HELP, Stage, carry_run, remove_checkpoints, restore_run, run_finished, run_summary, session_deadline,
@@ -70,6 +87,7 @@ THESIS = {
     PLAIN: (4.78, 14.44),
     "best composite": (5.88, 12.84),
 }
+LINE_SETS = ("synthetic", "washington")
 BOOTSTRAP_SAMPLES = 2000
 READABLE_CER = 0.10
 """The issue's bar for a TrOCR that reads: a held-out CER under 10% before the comparison."""
@@ -79,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trocr", default="trocr-lines", help="Released name or folder of a --model trocr checkpoint.")
     parser.add_argument("--output_dir", default="runs/trocr-charbert-study")
+    parser.add_argument("--lines", choices=LINE_SETS, default="synthetic",
+                        help="The study's lines: textrec's handwriting-style renderings, or George Washington's letters "
+                        "(see the module docstring).")
     parser.add_argument("--systems", nargs="*", choices=SYSTEMS, default=list(SYSTEMS),
                         help="Systems this invocation fine-tunes (none: phases 1-3 only). Invocations with disjoint "
                         "systems may run side by side once CharBERT is pre-trained; they share results.json.")
@@ -100,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num_train", type=int, default=40_000, help="Fine-tuning lines.")
     parser.add_argument("--num_validation", type=int, default=200)
     parser.add_argument("--num_test", type=int, default=1000,
-                        help="Held-out test lines (200 left the paired intervals about 2 CER points wide).")
+                        help="Held-out test lines of --lines synthetic (200 left the paired intervals about 2 CER "
+                        "points wide); Washington's test pages hold 166.")
     parser.add_argument("--max_steps", type=int, default=1500, help="Most fine-tuning steps per system (1,500 steps of 32 "
                         "lines: 1.2 passes over --num_train; a composite's step costs 2.5x plain TrOCR's).")
     parser.add_argument("--eval_steps", type=int, default=250)
@@ -117,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "slower). The test readings are in fp32 either way.")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's).")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output_markdown", type=Path, default=None,
+                        help="Also write the report (the table, the command, CharBERT's numbers) here, as results.md.")
     parser.add_argument("--carry_dir", type=Path, default=None,
                         help=CARRY_DIR_HELP + " Here: results.json, the confusion matrix and CharBERT (its pre-training "
                         "resumes); a fine-tuning run unfinished at the session's end starts again (a composite's "
@@ -137,6 +161,51 @@ def carry_study(output_dir: Path, carry_dir: Path) -> None:
             shutil.copy2(output_dir / name, carry_dir / name)
 
 
+@dataclass
+class StudyLines:
+    """The lines of one study: what fine-tunes the systems, what stops them, what they are measured on, and what the
+    starting TrOCR's confusions and CharBERT's corpus come from."""
+
+    train: str
+    """Dataset of the fine-tuning lines (`textrec-train --dataset`)."""
+    validation: tuple[str, str] | None
+    """Dataset and split whose CER stops a fine-tuning early; None: every system trains `--max_steps` steps."""
+    test_images: list
+    test_references: list[str]
+    confusion_images: list
+    confusion_references: list[str]
+    corpus: list[str]
+    """CharBERT's pre-training text: files or folders."""
+
+
+def open_images(rows: list[dict]) -> list[Image.Image]:
+    images = []
+    for row in rows:
+        with Image.open(row["path"]) as image:
+            images.append(image.convert("L"))
+    return images
+
+
+def study_lines(args, output_dir: Path, data_dir: Path = REAL_DATA_DIR) -> StudyLines:
+    """The lines `--lines` names (see the module docstring); Washington's and IAM-OnDB's from `data_dir`."""
+    if args.lines == "synthetic":
+        test = load_text_recognition_dataset(HELD_OUT_LINES, split="test", num_samples=args.num_test, seed=args.seed)
+        confusion = load_text_recognition_dataset(HELD_OUT_LINES, split="validation", num_samples=args.confusion_samples,
+                                                  seed=args.seed)
+        return StudyLines(TRAIN_LINES, (HELD_OUT_LINES, "validation"), list(test["image"]), list(test["text"]),
+                          list(confusion["image"]), list(confusion["text"]), list(args.corpus))
+    train_rows, test_rows = washington_lines(TRAIN_PAGES, data_dir), washington_lines(TEST_PAGES, data_dir)
+    train_folder = write_split_folder(train_rows, output_dir / "washington-train")
+    iam_ondb_text = output_dir / "iam-ondb-train.txt"
+    if not iam_ondb_text.exists():
+        train_metadata = data_dir / "handwriting" / "train" / "metadata.jsonl"
+        texts = [json.loads(line)["text"] for line in train_metadata.read_text().splitlines() if line.strip()]
+        iam_ondb_text.write_text("\n".join(texts) + "\n")
+    return StudyLines(f"captured:{train_folder}:copies={COPIES}", None, open_images(test_rows),
+                      [row["text"] for row in test_rows], open_images(train_rows), [row["text"] for row in train_rows],
+                      [*args.corpus, str(iam_ondb_text)])
+
+
 def read(model_dir: str, args, images: list, references: list[str]) -> dict:
     """Greedy and beam-search readings of the held-out lines with the decoder (`generate()`)."""
     model, processor = load_recognizer(model_dir)
@@ -151,16 +220,15 @@ def read(model_dir: str, args, images: list, references: list[str]) -> dict:
     return readings
 
 
-def build_confusions(trocr: str, args, path: Path) -> None:
+def build_confusions(trocr: str, lines: StudyLines, path: Path) -> None:
     model, processor = load_recognizer(trocr)
-    lines = load_text_recognition_dataset(HELD_OUT_LINES, split="validation", num_samples=args.confusion_samples, seed=args.seed)
-    result = recognize(model, processor, list(lines["image"]), batch_size=32, decoding="attention")
-    ConfusionMatrix.from_texts(list(lines["text"]), result.texts).save(path)
+    result = recognize(model, processor, lines.confusion_images, batch_size=32, decoding="attention")
+    ConfusionMatrix.from_texts(lines.confusion_references, result.texts).save(path)
 
 
-def pretrain_charbert(args, confusions: Path, output_dir: Path, minutes: float) -> None:
+def pretrain_charbert(args, corpus: list[str], confusions: Path, output_dir: Path, minutes: float) -> None:
     arguments = [
-        f"--preset={args.charbert_preset}", "--corpus", *args.corpus, f"--confusion_matrix={confusions}",
+        f"--preset={args.charbert_preset}", "--corpus", *corpus, f"--confusion_matrix={confusions}",
         f"--max_steps={args.charbert_steps}", f"--max_train_minutes={minutes}", f"--output_dir={output_dir}",
         "--eval_steps=500", "--save_steps=500", "--save_total_limit=2", "--logging_steps=100", "--disable_tqdm=true",
         f"--seed={args.seed}", *shlex.split(args.charbert_arguments),
@@ -190,14 +258,22 @@ def prepare_start(system: str, trocr: str, charbert: Path, args, folder: Path) -
     AutoProcessor.from_pretrained(trocr).save_pretrained(folder)
 
 
-def finetune_arguments(args, run_dir: Path, start: Path, stage: Stage, previous: Path | None, minutes: float) -> list[str]:
+def finetune_arguments(args, lines: StudyLines, run_dir: Path, start: Path, stage: Stage, previous: Path | None,
+                       minutes: float) -> list[str]:
+    if lines.validation:
+        validation, split = lines.validation
+        evaluation = dict(eval_dataset=validation, eval_split=split, max_eval_samples=args.num_validation,
+                          eval_steps=args.eval_steps, early_stopping_patience=args.patience,
+                          metric_for_best_model=PLATEAU_METRIC)
+    else:  # a fixed number of steps; the final evaluation (textrec-train's, for the card) reads training lines
+        training_folder = lines.train.split(":")[1]
+        evaluation = dict(eval_dataset=training_folder, eval_split="train", max_eval_samples=args.num_validation,
+                          eval_strategy="no")
     arguments = dict(
         model_name_or_path=str(start),
         dataset=stage.dataset,
         max_train_samples=args.num_train,
-        eval_dataset=HELD_OUT_LINES,
-        eval_split="validation",
-        max_eval_samples=args.num_validation,
+        **evaluation,
         max_target_length=96,
         max_image_width=1024,
         learning_rate=args.learning_rate,
@@ -206,13 +282,10 @@ def finetune_arguments(args, run_dir: Path, start: Path, stage: Stage, previous:
         max_steps=stage.max_steps,
         max_train_minutes=minutes,
         per_device_train_batch_size=args.batch_size,
-        eval_steps=args.eval_steps,
         save_steps=args.eval_steps,
         save_total_limit=2,
         logging_steps=50,
         generation_num_beams=1,
-        early_stopping_patience=args.patience,
-        metric_for_best_model=PLATEAU_METRIC,
         disable_tqdm=True,
         output_dir=str(run_dir / stage.name),
         seed=args.seed,
@@ -260,7 +333,9 @@ def results_table(start: dict, systems: dict, references: list[str], args) -> st
                 for unit in ("char", "word")
             )
         training = record.get("training")
-        steps = f"{training['training_steps']:,} ({training['best']['step']:,})" if training else "0"
+        steps = f"{training['training_steps']:,}" if training else "0"
+        if training and training["best"]:
+            steps += f" ({training['best']['step']:,})"
         thesis = THESIS.get(name)
         lines.append(
             f"| {name} | {record['reading']['parameters'] / 1e6:.2f}M | {steps} | {percent(greedy['cer'])} | "
@@ -283,8 +358,8 @@ def run(argv: list[str] | None = None) -> dict:
         restore_run(args.carry_dir, output_dir)
     deadline = session_deadline(args.session_minutes)
     trocr = check_model_source(args.trocr)
-    test = load_text_recognition_dataset(HELD_OUT_LINES, split="test", num_samples=args.num_test, seed=args.seed)
-    images, references = list(test["image"]), list(test["text"])
+    lines = study_lines(args, output_dir)
+    images, references = lines.test_images, lines.test_references
     results_file = output_dir / "results.json"
     results = json.loads(results_file.read_text()) if results_file.exists() else {"systems": {}}
     lines_read = len(results["start"]["reading"]["greedy"]["texts"]) if "start" in results else len(references)
@@ -308,14 +383,14 @@ def run(argv: list[str] | None = None) -> dict:
         results["start"] = {"reading": read(trocr, args, images, references)}
         save()
     start_cer = results["start"]["reading"]["greedy"]["cer"]
-    if start_cer >= READABLE_CER:
+    if args.lines == "synthetic" and start_cer >= READABLE_CER:
         logger.warning("The starting TrOCR reads at %.1f%% CER, not under %.0f%%: the comparison would not be meaningful",
                        100 * start_cer, 100 * READABLE_CER)
 
     confusions = output_dir / "confusion.json"
     if not confusions.exists():
-        logger.info("Phase 2: the starting TrOCR's confusion matrix on %d validation lines", args.confusion_samples)
-        build_confusions(trocr, args, confusions)
+        logger.info("Phase 2: the starting TrOCR's confusion matrix on %d lines", len(lines.confusion_references))
+        build_confusions(trocr, lines, confusions)
 
     charbert_dir = output_dir / "charbert"
     unfinished = []
@@ -323,7 +398,7 @@ def run(argv: list[str] | None = None) -> dict:
         logger.info("Phase 3: pre-training CharBERT with the TrOCR's confusions")
         minutes = (deadline - time.monotonic()) / 60
         if minutes > 0:
-            pretrain_charbert(args, confusions, charbert_dir, minutes)
+            pretrain_charbert(args, lines.corpus, confusions, charbert_dir, minutes)
         if (charbert_dir / charbert_pretraining.RESULTS_FILE).exists() and charbert_summary(charbert_dir)["steps"] >= args.charbert_steps:
             results["charbert"] = charbert_summary(charbert_dir)
             remove_checkpoints(charbert_dir)  # pre-trained: nothing resumes it, and its carry is the model alone
@@ -331,7 +406,7 @@ def run(argv: list[str] | None = None) -> dict:
         else:
             unfinished.append("charbert")
 
-    stage = Stage("finetune", TRAIN_LINES, args.max_steps, final=True)
+    stage = Stage("finetune", lines.train, args.max_steps, final=True)
     for system in args.systems if "charbert" in results else []:
         run_dir = output_dir / system
         if system in results["systems"]:
@@ -340,7 +415,7 @@ def run(argv: list[str] | None = None) -> dict:
         if not (start / "config.json").exists():
             prepare_start(system, trocr, charbert_dir, args, start)
         finished = run_finished(run_dir, [stage], args.patience, PLATEAU_METRIC) or train_stages(
-            run_dir, [stage], lambda s, previous, minutes: finetune_arguments(args, run_dir, start, s, previous, minutes),
+            run_dir, [stage], lambda s, previous, minutes: finetune_arguments(args, lines, run_dir, start, s, previous, minutes),
             deadline, args.patience, PLATEAU_METRIC,
         )
         if not finished:
@@ -374,6 +449,8 @@ def run(argv: list[str] | None = None) -> dict:
     if unfinished:
         report += ["", f"Still training (run the command again to go on): {', '.join(unfinished)}"]
     (output_dir / "results.md").write_text("\n".join(report) + "\n")
+    if args.output_markdown:
+        args.output_markdown.write_text("\n".join(report) + "\n")
     if args.carry_dir:
         carry_study(output_dir, args.carry_dir)
     print("\n".join(report))
