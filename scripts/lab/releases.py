@@ -361,14 +361,38 @@ CRNN_LINES_LONG_S_COMMAND = shlex.join([
 """The command of the sixth `crnn-lines` (a long s in two faces, line-end breaks), which the seventh starts from."""
 
 
+SELF_ATTENTION_LINES_SYNTHETIC_COMMAND = shlex.join([
+    "textrec-train", *line_release_arguments("self-attention", max_train_minutes=85),
+    "--output_dir=runs/self-attention-lines"]) + "   # released as self-attention-lines (textrec commit 9d6d6bd)"
+"""The command of the first `self-attention-lines` (clean renderings only), which the data engine stage goes on from."""
+
+
 RELEASES = {
     release.name: release
     for release in (
+        # The model the main job fine-tunes: trained on clean print and handwriting-style renderings, then (2026-11-28)
+        # on the data engine's scans and photos, from the first release's fp16 weights.
         Release(
             name="self-attention-lines",
             architecture="self-attention",
-            train_arguments=line_release_arguments("self-attention", max_train_minutes=85),
+            earlier_commands=(SELF_ATTENTION_LINES_SYNTHETIC_COMMAND,),
+            train_arguments=(
+                "--model=self-attention",
+                "--model_name_or_path=self-attention-lines",
+                *ENGINE_STAGE_ARGUMENTS,
+                "--generation_num_beams=1",
+                "--learning_rate=3e-4",
+                "--warmup_steps=200",
+                "--max_steps=3000",
+                "--max_train_minutes=60",
+                "--seed=1",
+            ),
             test_sets=LINE_TEST_SETS,
+            training_data=("170,000 lines: 120,000 clean print and handwriting-style renderings, then 50,000 lines of "
+                           "the data engine (`synthetic-lines:font_style=print,max_chars=80,look=captured`: about 800 "
+                           "print fonts, scanner and camera effects, scene backgrounds, tight and loose crops); no real "
+                           "image"),
+            real_sets=PRINT_AND_SCENE_SETS,
         ),
         Release(
             name="resnet-transformer-lines",
@@ -581,17 +605,23 @@ def evaluate_release(
     return results
 
 
-def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, float]]:
-    """The decoding that reads the release's `validation` lines (never its test lines) with the lower mean CER,
-    and each decoding's mean CER there; the only one, unmeasured, for a model that has one."""
+def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, float], str]:
+    """The decoding that reads with the lower mean CER, each decoding's mean CER, and what it was measured on: the
+    release's real development sets where it has `real_sets` (what users' images are like; a joint decoding that reads
+    textrec's renderings better may read real lines worse, and slower), else its `validation` lines (never its test
+    lines); the only one, unmeasured, for a model that has one."""
     decodings = available_decodings(model)
     if len(decodings) == 1:
-        return decodings[0], {}
+        return decodings[0], {}, ""
     cers = {}
     for decoding in decodings:
-        results = evaluate_release(model, processor, release, decoding, split="validation")
+        if release.real_sets:
+            model.generation_config.decoding = decoding
+            results = evaluate_on_real_sets(model, processor, names=release.real_sets)
+        else:
+            results = evaluate_release(model, processor, release, decoding, split="validation")
         cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
-    return min(cers, key=cers.get), cers
+    return min(cers, key=cers.get), cers, "real development sets" if release.real_sets else "validation lines"
 
 
 def package_release(release: Release, run_dir: str, destination: Path = RELEASED_MODELS_DIR) -> Path:
@@ -607,14 +637,14 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         attach_language_model(model, processor.tokenizer, corpus.texts(), num_beams=corpus.num_beams,
                               language_model_weight=corpus.language_model_weight, length_bonus=corpus.length_bonus,
                               line_break_marks=corpus.line_break_marks)
-    decoding, validation_cers = choose_decoding(model, processor, release)
+    decoding, decoding_cers, decoding_chosen_on = choose_decoding(model, processor, release)
     model.generation_config.decoding = decoding
     # No longer a copy of the model config: saved as such, it would be rebuilt from it on loading, without `decoding`.
     model.generation_config._from_model_config = False
-    results = {name: evaluate_release(model, processor, release, name) for name in validation_cers or [decoding]}
-    (Path(model_dir) / "release_results.json").write_text(
-        json.dumps({"decoding": decoding, "validation_cer": validation_cers, "test": results}, indent=2)
-    )
+    results = {name: evaluate_release(model, processor, release, name) for name in decoding_cers or [decoding]}
+    (Path(model_dir) / "release_results.json").write_text(json.dumps(
+        {"decoding": decoding, "decoding_cer": decoding_cers, "decoding_chosen_on": decoding_chosen_on, "test": results},
+        indent=2))
     folder = destination / release.name
     folder.mkdir(parents=True, exist_ok=True)
     # fp16 files, fp32 in config.json: the folder loads in fp32 with no argument.
