@@ -2,8 +2,8 @@
 
     python scripts/lab/ablation_recipe.py --train_minutes 5 --output_dir runs/ablation
 
-Every variant is the `self-attention-lines` release's training command (same data, schedule, batches) with
-one thing changed, trained through `textrec-train` for the same wall-clock budget. Variants run `--jobs` at
+Every variant is the `self-attention-lines` release's recipe from scratch, the first of its training commands (same
+data, schedule, batches: `line_release_arguments`), with one thing changed, trained through `textrec-train` for the same wall-clock budget. Variants run `--jobs` at
 a time, each on `--threads` threads, so that runs side by side share the same conditions. Each trained
 model then reads the release's held-out test sets (clean lines of 15-80 characters, print and
 handwriting-style) with the attention decoder and, where it has one, the CTC head. A markdown table goes
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from releases import evaluate_release, get_release
+from releases import evaluate_release, get_release, line_release_arguments
 from textrec.processing.inference import load_recognizer
 
 RELEASE = "self-attention-lines"
@@ -35,8 +35,8 @@ VARIANTS = {
 
 
 def training_arguments(variant: str, output_dir: Path, train_minutes: float) -> list[str]:
-    release = get_release(RELEASE)
-    budget = [argument for argument in release.train_arguments if not argument.startswith("--max_train_minutes")]
+    recipe = line_release_arguments(get_release(RELEASE).architecture, max_train_minutes=train_minutes)
+    budget = [argument for argument in recipe if not argument.startswith("--max_train_minutes")]
     return [*budget, *VARIANTS[variant][1], f"--max_train_minutes={train_minutes}", f"--output_dir={output_dir}",
             "--eval_strategy=no", "--save_steps=100000"]
 
