@@ -365,6 +365,24 @@ SELF_ATTENTION_LINES_SYNTHETIC_COMMAND = shlex.join([
     "textrec-train", *line_release_arguments("self-attention", max_train_minutes=85),
     "--output_dir=runs/self-attention-lines"]) + "   # released as self-attention-lines (textrec commit 9d6d6bd)"
 """The command of the first `self-attention-lines` (clean renderings only), which the data engine stage goes on from."""
+RESNET_TRANSFORMER_LINES_SYNTHETIC_COMMAND = shlex.join([
+    "textrec-train", *line_release_arguments("resnet-transformer", max_train_minutes=110),
+    "--output_dir=runs/resnet-transformer-lines"]) + "   # released as resnet-transformer-lines (textrec commit 6f5d45a)"
+"""The command of the first `resnet-transformer-lines` (clean renderings only)."""
+
+
+def engine_stage_arguments(architecture: str, release_name: str) -> tuple[str, ...]:
+    """The data engine stage of an attention line release, from its first release's fp16 weights: the first
+    `crnn-lines` engine stage's data (`--seed=1`) and schedule, 3,000 steps."""
+    return (f"--model={architecture}", f"--model_name_or_path={release_name}", *ENGINE_STAGE_ARGUMENTS,
+            "--generation_num_beams=1", "--learning_rate=3e-4", "--warmup_steps=200", "--max_steps=3000",
+            "--max_train_minutes=60", "--seed=1")
+
+
+ENGINE_STAGE_TRAINING_DATA = (
+    "170,000 lines: 120,000 clean print and handwriting-style renderings, then 50,000 lines of the data engine "
+    "(`synthetic-lines:font_style=print,max_chars=80,look=captured`: about 800 print fonts, scanner and camera effects, "
+    "scene backgrounds, tight and loose crops); no real image")
 
 
 RELEASES = {
@@ -376,29 +394,20 @@ RELEASES = {
             name="self-attention-lines",
             architecture="self-attention",
             earlier_commands=(SELF_ATTENTION_LINES_SYNTHETIC_COMMAND,),
-            train_arguments=(
-                "--model=self-attention",
-                "--model_name_or_path=self-attention-lines",
-                *ENGINE_STAGE_ARGUMENTS,
-                "--generation_num_beams=1",
-                "--learning_rate=3e-4",
-                "--warmup_steps=200",
-                "--max_steps=3000",
-                "--max_train_minutes=60",
-                "--seed=1",
-            ),
+            train_arguments=engine_stage_arguments("self-attention", "self-attention-lines"),
             test_sets=LINE_TEST_SETS,
-            training_data=("170,000 lines: 120,000 clean print and handwriting-style renderings, then 50,000 lines of "
-                           "the data engine (`synthetic-lines:font_style=print,max_chars=80,look=captured`: about 800 "
-                           "print fonts, scanner and camera effects, scene backgrounds, tight and loose crops); no real "
-                           "image"),
+            training_data=ENGINE_STAGE_TRAINING_DATA,
             real_sets=PRINT_AND_SCENE_SETS,
         ),
+        # Trained as self-attention-lines is: clean renderings, then (2026-11-28) one data engine stage.
         Release(
             name="resnet-transformer-lines",
             architecture="resnet-transformer",
-            train_arguments=line_release_arguments("resnet-transformer", max_train_minutes=110),
+            earlier_commands=(RESNET_TRANSFORMER_LINES_SYNTHETIC_COMMAND,),
+            train_arguments=engine_stage_arguments("resnet-transformer", "resnet-transformer-lines"),
             test_sets=LINE_TEST_SETS,
+            training_data=ENGINE_STAGE_TRAINING_DATA,
+            real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The general print reader: the CRNN peer, trained identically to the attention models on clean renderings,
         # then on the data engine's scans and photos (in two invocations; the second goes on from the first's
