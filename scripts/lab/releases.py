@@ -614,23 +614,25 @@ def evaluate_release(
     return results
 
 
-def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, float], str]:
-    """The decoding that reads with the lower mean CER, each decoding's mean CER, and what it was measured on: the
+def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, float], str, dict[str, dict]]:
+    """The decoding that reads with the lower mean CER, each decoding's mean CER, what it was measured on, and each
+    decoding's real-set results (`evaluate_on_real_sets`; empty where none were read): the
     release's real development sets where it has `real_sets` (what users' images are like; a joint decoding that reads
     textrec's renderings better may read real lines worse, and slower), else its `validation` lines (never its test
     lines); the only one, unmeasured, for a model that has one."""
     decodings = available_decodings(model)
     if len(decodings) == 1:
-        return decodings[0], {}, ""
-    cers = {}
+        return decodings[0], {}, "", {}
+    cers, real_results = {}, {}
     for decoding in decodings:
         if release.real_sets:
             model.generation_config.decoding = decoding
-            results = evaluate_on_real_sets(model, processor, names=release.real_sets)
+            results = real_results[decoding] = evaluate_on_real_sets(model, processor, names=release.real_sets)
         else:
             results = evaluate_release(model, processor, release, decoding, split="validation")
         cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
-    return min(cers, key=cers.get), cers, "real development sets" if release.real_sets else "validation lines"
+    chosen_on = "real development sets" if release.real_sets else "validation lines"
+    return min(cers, key=cers.get), cers, chosen_on, real_results
 
 
 def package_release(release: Release, run_dir: str, destination: Path = RELEASED_MODELS_DIR) -> Path:
@@ -646,7 +648,7 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         attach_language_model(model, processor.tokenizer, corpus.texts(), num_beams=corpus.num_beams,
                               language_model_weight=corpus.language_model_weight, length_bonus=corpus.length_bonus,
                               line_break_marks=corpus.line_break_marks)
-    decoding, decoding_cers, decoding_chosen_on = choose_decoding(model, processor, release)
+    decoding, decoding_cers, decoding_chosen_on, real_results = choose_decoding(model, processor, release)
     model.generation_config.decoding = decoding
     # No longer a copy of the model config: saved as such, it would be rebuilt from it on loading, without `decoding`.
     model.generation_config._from_model_config = False
@@ -665,7 +667,7 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
     if release.real_sets:
         synthetic = {f"{describe_dataset(dataset)[0]} (test, {release.test_samples} images)": scores
                      for dataset, scores in evaluations.items()}
-        real = evaluate_on_real_sets(model, processor, names=release.real_sets)
+        real = real_results.get(decoding) or evaluate_on_real_sets(model, processor, names=release.real_sets)
         dataset_splits = dict.fromkeys(real, "development")
         dataset_types = {**{label: real_set_of(label).dataset_type for label in real},
                          **dict.fromkeys(synthetic, SYNTHETIC_DATASET_TYPE)}
