@@ -301,7 +301,11 @@ def test_a_release_measured_on_real_sets_leads_its_card_with_them(trained_run, s
     # Its decoding is the one that reads the real development sets better, not textrec's renderings.
     results = json.loads((trained_run / "release_results.json").read_text())
     assert results["decoding_chosen_on"] == "real development sets" and set(results["decoding_cer"]) == {"attention", "ctc", "joint"}
-    assert results["decoding"] == min(results["decoding_cer"], key=results["decoding_cer"].get)
+    # ... among those reading at least as fast as Tesseract on one core, where one does.
+    speeds, tesseract_speed = results["decoding_lines_per_second"], results["tesseract_lines_per_second"]
+    assert set(speeds) == set(results["decoding_cer"]) and all(speed > 0 for speed in speeds.values())
+    fast_enough = [name for name, speed in speeds.items() if tesseract_speed is None or speed >= tesseract_speed]
+    assert results["decoding"] == min(fast_enough or speeds, key=results["decoding_cer"].get)
     types = [line.strip().removeprefix("type: ") for line in card.splitlines()
              if line.startswith("      type: ") and line.strip() != "type: image-to-text"]
     real_types = [real_sets.REAL_SETS[name].dataset_type for name in release.real_sets]
@@ -310,3 +314,13 @@ def test_a_release_measured_on_real_sets_leads_its_card_with_them(trained_run, s
     assert card.index("type: sroie") < card.index("name: 'synthetic, rendered by textrec")
     assert "split: development" in card and "Real images first" in card
     assert card.index("textrec-train --model=crnn --first") < card.index("--output_dir=runs/self-attention-lines")
+
+
+def test_a_decoding_slower_than_tesseract_is_not_chosen_while_a_fast_enough_one_reads():
+    """The speed rule of the line models: the lowest CER among the decodings reading at least Tesseract's lines/s
+    per core; where none does, or Tesseract is not installed, the lowest CER."""
+    cers = {"ctc": 0.245, "joint": 0.236}
+    assert release_module.fastest_enough_best(cers, {"ctc": 320.0, "joint": 47.0}, 158.0) == "ctc"
+    assert release_module.fastest_enough_best(cers, {"ctc": 320.0, "joint": 170.0}, 158.0) == "joint"
+    assert release_module.fastest_enough_best(cers, {"ctc": 120.0, "joint": 47.0}, 158.0) == "joint"
+    assert release_module.fastest_enough_best(cers, {"ctc": 320.0, "joint": 47.0}, None) == "joint"

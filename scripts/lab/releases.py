@@ -369,6 +369,10 @@ RESNET_TRANSFORMER_LINES_SYNTHETIC_COMMAND = shlex.join([
     "textrec-train", *line_release_arguments("resnet-transformer", max_train_minutes=110),
     "--output_dir=runs/resnet-transformer-lines"]) + "   # released as resnet-transformer-lines (textrec commit 6f5d45a)"
 """The command of the first `resnet-transformer-lines` (clean renderings only)."""
+TROCR_LINES_SYNTHETIC_COMMAND = shlex.join([
+    "textrec-train", *line_release_arguments("trocr", max_train_minutes=110),
+    "--output_dir=runs/trocr-lines"]) + "   # released as trocr-lines (textrec commit 24d1e3e)"
+"""The command of the first `trocr-lines` (clean renderings only)."""
 
 
 def engine_stage_arguments(architecture: str, release_name: str) -> tuple[str, ...]:
@@ -504,8 +508,11 @@ RELEASES = {
         Release(
             name="trocr-lines",
             architecture="trocr",
-            train_arguments=line_release_arguments("trocr", max_train_minutes=110),
+            earlier_commands=(TROCR_LINES_SYNTHETIC_COMMAND,),
+            train_arguments=engine_stage_arguments("trocr", "trocr-lines"),
             test_sets=LINE_TEST_SETS,
+            training_data=ENGINE_STAGE_TRAINING_DATA,
+            real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The paper studies' models, trained by the studies to convergence over several sessions (each run
         # carried in the repository between them): the best 13-digit MNIST string reader, and CoMER with fusion
@@ -614,25 +621,79 @@ def evaluate_release(
     return results
 
 
-def choose_decoding(model, processor, release: Release) -> tuple[str, dict[str, float], str, dict[str, dict]]:
-    """The decoding that reads with the lower mean CER, each decoding's mean CER, what it was measured on, and each
-    decoding's real-set results (`evaluate_on_real_sets`; empty where none were read): the
-    release's real development sets where it has `real_sets` (what users' images are like; a joint decoding that reads
-    textrec's renderings better may read real lines worse, and slower), else its `validation` lines (never its test
-    lines); the only one, unmeasured, for a model that has one."""
+@dataclass
+class DecodingChoice:
+    """The decoding a release reads with, and what chose it (`choose_decoding`)."""
+
+    decoding: str
+    cers: dict[str, float] = field(default_factory=dict)
+    """Each decoding's mean CER (empty for a model with one decoding)."""
+    chosen_on: str = ""
+    real_results: dict[str, dict] = field(default_factory=dict)
+    """Each decoding's real-set results (`evaluate_on_real_sets`; empty where none were read)."""
+    lines_per_second: dict[str, float] = field(default_factory=dict)
+    """Each decoding's lines/s on one thread on the speed set (`SPEED_SET`), where real sets were read."""
+    tesseract_lines_per_second: float | None = None
+    """Tesseract's lines/s on one thread on the same lines: the slowest a released decoding may read."""
+
+
+def fastest_enough_best(cers: dict[str, float], lines_per_second: dict[str, float], minimum: float | None) -> str:
+    """The decoding with the lowest CER among those reading at least `minimum` lines/s (all of them where `minimum`
+    is None or none is that fast: the speed rule cannot be met by the decoding, only by the model)."""
+    fast_enough = [decoding for decoding in cers if minimum is None or lines_per_second.get(decoding, 0.0) >= minimum]
+    if not fast_enough:
+        logger.warning("no decoding reads as fast as Tesseract (%.0f lines/s; %s): choosing on CER alone", minimum,
+                       lines_per_second)
+    return min(fast_enough or cers, key=cers.get)
+
+
+def tesseract_lines_per_second(set_name: str, limit: int | None = None) -> float | None:
+    """Tesseract's lines/s on one thread on the development part of a real set (its first `limit` images); None
+    where Tesseract is not installed."""
+    from real_sets import load_real_set
+    from textrec.processing.tesseract import check_tesseract, tesseract_recognize
+
+    try:
+        check_tesseract()
+    except SystemExit:
+        logger.warning("Tesseract is not installed: a release's decoding is chosen without its speed rule")
+        return None
+    paths = load_real_set(set_name, "development")[0][:limit]
+    return len(paths) / tesseract_recognize(paths).seconds
+
+
+def choose_decoding(model, processor, release: Release) -> DecodingChoice:
+    """The decoding that reads with the lower mean CER: on the release's real development sets where it has
+    `real_sets` (what users' images are like; a joint decoding that reads textrec's renderings better may read real
+    lines worse, and slower), among the decodings reading at least as many lines per second on one core as
+    Tesseract (the line models' speed rule), else on its `validation` lines (never its test lines); the only one,
+    unmeasured, for a model that has one."""
+    from benchmark_real_data import SPEED_SET  # here, not at the top: that benchmark imports this module
+
     decodings = available_decodings(model)
     if len(decodings) == 1:
-        return decodings[0], {}, "", {}
-    cers, real_results = {}, {}
-    for decoding in decodings:
-        if release.real_sets:
-            model.generation_config.decoding = decoding
-            results = real_results[decoding] = evaluate_on_real_sets(model, processor, names=release.real_sets)
-        else:
+        return DecodingChoice(decodings[0])
+    if not release.real_sets:
+        cers = {}
+        for decoding in decodings:
             results = evaluate_release(model, processor, release, decoding, split="validation")
-        cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
-    chosen_on = "real development sets" if release.real_sets else "validation lines"
-    return min(cers, key=cers.get), cers, chosen_on, real_results
+            cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
+        return DecodingChoice(min(cers, key=cers.get), cers, "validation lines")
+    choice = DecodingChoice("", chosen_on="real development sets")
+    for decoding in decodings:
+        model.generation_config.decoding = decoding
+        results = choice.real_results[decoding] = evaluate_on_real_sets(model, processor, names=release.real_sets)
+        choice.cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
+        speed = [scores["lines_per_second"] for label, scores in results.items()
+                 if real_set_of(label) is ALL_SETS[SPEED_SET]]
+        if speed:
+            choice.lines_per_second[decoding] = speed[0]
+    if choice.lines_per_second:
+        images = next(len(scores["predictions"]) for label, scores in choice.real_results[decodings[0]].items()
+                      if real_set_of(label) is ALL_SETS[SPEED_SET])
+        choice.tesseract_lines_per_second = tesseract_lines_per_second(SPEED_SET, limit=images)
+    choice.decoding = fastest_enough_best(choice.cers, choice.lines_per_second, choice.tesseract_lines_per_second)
+    return choice
 
 
 def package_release(release: Release, run_dir: str, destination: Path = RELEASED_MODELS_DIR) -> Path:
@@ -648,13 +709,16 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         attach_language_model(model, processor.tokenizer, corpus.texts(), num_beams=corpus.num_beams,
                               language_model_weight=corpus.language_model_weight, length_bonus=corpus.length_bonus,
                               line_break_marks=corpus.line_break_marks)
-    decoding, decoding_cers, decoding_chosen_on, real_results = choose_decoding(model, processor, release)
+    choice = choose_decoding(model, processor, release)
+    decoding = choice.decoding
     model.generation_config.decoding = decoding
     # No longer a copy of the model config: saved as such, it would be rebuilt from it on loading, without `decoding`.
     model.generation_config._from_model_config = False
-    results = {name: evaluate_release(model, processor, release, name) for name in decoding_cers or [decoding]}
+    results = {name: evaluate_release(model, processor, release, name) for name in choice.cers or [decoding]}
     (Path(model_dir) / "release_results.json").write_text(json.dumps(
-        {"decoding": decoding, "decoding_cer": decoding_cers, "decoding_chosen_on": decoding_chosen_on, "test": results},
+        {"decoding": decoding, "decoding_cer": choice.cers, "decoding_chosen_on": choice.chosen_on,
+         "decoding_lines_per_second": choice.lines_per_second,
+         "tesseract_lines_per_second": choice.tesseract_lines_per_second, "test": results},
         indent=2))
     folder = destination / release.name
     folder.mkdir(parents=True, exist_ok=True)
@@ -667,7 +731,7 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
     if release.real_sets:
         synthetic = {f"{describe_dataset(dataset)[0]} (test, {release.test_samples} images)": scores
                      for dataset, scores in evaluations.items()}
-        real = real_results.get(decoding) or evaluate_on_real_sets(model, processor, names=release.real_sets)
+        real = choice.real_results.get(decoding) or evaluate_on_real_sets(model, processor, names=release.real_sets)
         dataset_splits = dict.fromkeys(real, "development")
         dataset_types = {**{label: real_set_of(label).dataset_type for label in real},
                          **dict.fromkeys(synthetic, SYNTHETIC_DATASET_TYPE)}
@@ -712,8 +776,9 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
 def evaluate_on_real_sets(
     model, processor, split: str = "development", limit: int | None = None, names: tuple[str, ...] | None = None
 ) -> dict[str, dict[str, float]]:
-    """CER, WER and sequence accuracy of `model` on real sets of `real_sets.py` (`names`, by default the print and
-    scene sets; their `split`; their first `limit` images), under each set's protocol, named for a card:
+    """CER, WER, sequence accuracy and lines/s on one thread of `model` on real sets of `real_sets.py` (`names`, by
+    default the print and scene sets; their `split`; their first `limit` images), under each set's protocol, named
+    for a card:
     "<description> (<split>, <n> images)" (`real_set_of` finds the set again)."""
     from benchmark_real_data import score_system  # here, not at the top: that benchmark imports this module
     from real_sets import REAL_DATA_DIR, load_real_set
@@ -722,7 +787,12 @@ def evaluate_on_real_sets(
         raise SystemExit(f"this release is measured on the real sets, which are not at {REAL_DATA_DIR} "
                          "(set TEXTREC_REAL_DATA to their folder)")
     sets = {name: tuple(part[:limit] for part in load_real_set(name, split)) for name in names or PRINT_AND_SCENE_SETS}
-    scores = score_system(lambda paths, _: recognize(model, processor, [str(path) for path in paths], batch_size=32).texts, sets)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # lines/s per core, as the benchmark and Tesseract read
+    try:
+        scores = score_system(lambda paths, _: recognize(model, processor, [str(path) for path in paths], batch_size=32).texts, sets)
+    finally:
+        torch.set_num_threads(threads)
     logger.info("%s on the real sets (%s), CER: %s", type(model).__name__, split, {name: scores[name]["cer"] for name in sets})
     return {f"{ALL_SETS[name].description} ({split}, {len(sets[name][0]):,} images)": scores[name] for name in sets}
 
