@@ -65,7 +65,7 @@ def test_charbert_study_on_washington_trains_on_the_training_pages_and_tests_on_
     args = study.build_parser().parse_args(["--lines=washington", "--max_steps=7"])
     lines = study.study_lines(args, tmp_path / "study", data_dir)
     assert lines.train == f"captured:{tmp_path / 'study' / 'washington-train'}:copies={washington_finetuning.COPIES}"
-    assert lines.validation is None
+    assert not lines.early_stopping and lines.evaluation == (str(tmp_path / "study" / "washington-train"), "train")
     assert lines.test_references == ["line 3"] and len(lines.test_images) == 1
     assert lines.confusion_references == ["line 1", "line 5", "line 0"]
     assert lines.corpus[-1] == str(tmp_path / "study" / "iam-ondb-train.txt")

@@ -168,8 +168,11 @@ class StudyLines:
 
     train: str
     """Dataset of the fine-tuning lines (`textrec-train --dataset`)."""
-    validation: tuple[str, str] | None
-    """Dataset and split whose CER stops a fine-tuning early; None: every system trains `--max_steps` steps."""
+    evaluation: tuple[str, str]
+    """Dataset and split textrec-train's evaluation reads (`--eval_dataset`, `--eval_split`)."""
+    early_stopping: bool
+    """Whether that evaluation's CER stops a fine-tuning early; else every system trains `--max_steps` steps and
+    it is read once, at the end, for the card."""
     test_images: list
     test_references: list[str]
     confusion_images: list
@@ -192,7 +195,7 @@ def study_lines(args, output_dir: Path, data_dir: Path = REAL_DATA_DIR) -> Study
         test = load_text_recognition_dataset(HELD_OUT_LINES, split="test", num_samples=args.num_test, seed=args.seed)
         confusion = load_text_recognition_dataset(HELD_OUT_LINES, split="validation", num_samples=args.confusion_samples,
                                                   seed=args.seed)
-        return StudyLines(TRAIN_LINES, (HELD_OUT_LINES, "validation"), list(test["image"]), list(test["text"]),
+        return StudyLines(TRAIN_LINES, (HELD_OUT_LINES, "validation"), True, list(test["image"]), list(test["text"]),
                           list(confusion["image"]), list(confusion["text"]), list(args.corpus))
     train_rows, test_rows = washington_lines(TRAIN_PAGES, data_dir), washington_lines(TEST_PAGES, data_dir)
     train_folder = write_split_folder(train_rows, output_dir / "washington-train")
@@ -201,7 +204,8 @@ def study_lines(args, output_dir: Path, data_dir: Path = REAL_DATA_DIR) -> Study
         train_metadata = data_dir / "handwriting" / "train" / "metadata.jsonl"
         texts = [json.loads(line)["text"] for line in train_metadata.read_text().splitlines() if line.strip()]
         iam_ondb_text.write_text("\n".join(texts) + "\n")
-    return StudyLines(f"captured:{train_folder}:copies={COPIES}", None, open_images(test_rows),
+    # No page is left to stop on without reading the test pages: the card's evaluation reads the training pages.
+    return StudyLines(f"captured:{train_folder}:copies={COPIES}", (str(train_folder), "train"), False, open_images(test_rows),
                       [row["text"] for row in test_rows], open_images(train_rows), [row["text"] for row in train_rows],
                       [*args.corpus, str(iam_ondb_text)])
 
@@ -260,15 +264,13 @@ def prepare_start(system: str, trocr: str, charbert: Path, args, folder: Path) -
 
 def finetune_arguments(args, lines: StudyLines, run_dir: Path, start: Path, stage: Stage, previous: Path | None,
                        minutes: float) -> list[str]:
-    if lines.validation:
-        validation, split = lines.validation
-        evaluation = dict(eval_dataset=validation, eval_split=split, max_eval_samples=args.num_validation,
-                          eval_steps=args.eval_steps, early_stopping_patience=args.patience,
+    dataset, split = lines.evaluation
+    evaluation = dict(eval_dataset=dataset, eval_split=split, max_eval_samples=args.num_validation)
+    if lines.early_stopping:
+        evaluation.update(eval_steps=args.eval_steps, early_stopping_patience=args.patience,
                           metric_for_best_model=PLATEAU_METRIC)
-    else:  # a fixed number of steps; the final evaluation (textrec-train's, for the card) reads training lines
-        training_folder = lines.train.split(":")[1]
-        evaluation = dict(eval_dataset=training_folder, eval_split="train", max_eval_samples=args.num_validation,
-                          eval_strategy="no")
+    else:
+        evaluation.update(eval_strategy="no")
     arguments = dict(
         model_name_or_path=str(start),
         dataset=stage.dataset,
