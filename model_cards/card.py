@@ -267,6 +267,7 @@ def render_model_card(
     more_evaluations: dict[str, dict[str, float]] | None = None,
     training_command: str | None = None,
     decoding: str = "attention",
+    decoding_choice: str | None = None,
     training_data: str | None = None,
     evaluation_note: str | None = None,
     dataset_splits: dict[str, str] | None = None,
@@ -289,6 +290,7 @@ def render_model_card(
         training_command: the command that trained the model, for the card's "Training" section.
         decoding: how the model reads best, and was evaluated (its `generation_config.decoding`, which `generate()`
             follows): `"attention"`, `"ctc"` or `"joint"`.
+        decoding_choice: a sentence on what chose `decoding` among the model's decodings, with their numbers.
         training_data: the data it was trained on, when not `dataset_name` (the evaluation data).
         evaluation_note: what the evaluations are, where they differ in split and size (each dataset's name then
             says its own); by default "the `dataset_split` split, `eval_samples` images each".
@@ -343,6 +345,7 @@ def render_model_card(
         metric_names=[METRIC_NAMES[name] for name in METRIC_NAMES if name in evaluations[named[dataset_name][0]]],
         training_command=training_command,
         decoding=decoding,
+        decoding_choice=decoding_choice,
         ctc_reading=ctc_reading(model),
         has_decoder=bool(getattr(model.config, "is_encoder_decoder", False)),
         training_data=training_data,

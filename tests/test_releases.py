@@ -88,6 +88,7 @@ def test_package_keeps_the_decoding_that_reads_the_validation_lines_better(train
     results = json.loads((trained_run / "release_results.json").read_text())
     cers = results["decoding_cer"]
     assert results["decoding_chosen_on"] == "validation lines"  # a release measured on no real set
+    assert "Its decoding was chosen on the validation lines, by the lowest mean CER: " in (packaged / "README.md").read_text()
     assert set(cers) == {"attention", "ctc", "joint"} and results["decoding"] == min(cers, key=cers.get)
     assert json.loads((packaged / "generation_config.json").read_text())["decoding"] == results["decoding"]
     assert preferred_decoding(load_recognizer(str(packaged))[0]) == results["decoding"]
@@ -306,6 +307,9 @@ def test_a_release_measured_on_real_sets_leads_its_card_with_them(trained_run, s
     assert set(speeds) == set(results["decoding_cer"]) and all(speed > 0 for speed in speeds.values())
     fast_enough = [name for name, speed in speeds.items() if tesseract_speed is None or speed >= tesseract_speed]
     assert results["decoding"] == min(fast_enough or speeds, key=results["decoding_cer"].get)
+    # The card says what chose it, with each decoding's numbers.
+    assert "Its decoding was chosen on the real development sets" in card
+    assert all(f"{name} {cer:.2%}" in card for name, cer in results["decoding_cer"].items())
     types = [line.strip().removeprefix("type: ") for line in card.splitlines()
              if line.startswith("      type: ") and line.strip() != "type: image-to-text"]
     real_types = [real_sets.REAL_SETS[name].dataset_type for name in release.real_sets]

@@ -636,6 +636,19 @@ class DecodingChoice:
     tesseract_lines_per_second: float | None = None
     """Tesseract's lines/s on one thread on the same lines: the slowest a released decoding may read."""
 
+    def describe(self) -> str | None:
+        """A sentence for the card: what chose the decoding, with each decoding's numbers."""
+        if not self.cers:
+            return None
+        measured = ", ".join(
+            f"{name} {cer:.2%}" + (f" at {self.lines_per_second[name]:.0f} lines/s" if name in self.lines_per_second else "")
+            for name, cer in self.cers.items())
+        if self.tesseract_lines_per_second is None:
+            return f"Its decoding was chosen on the {self.chosen_on}, by the lowest mean CER: {measured}."
+        return (f"Its decoding was chosen on the {self.chosen_on}: the lowest mean CER among the decodings that read at "
+                f"least as many lines per second on one core as Tesseract ({self.tesseract_lines_per_second:.0f} on "
+                f"the receipt lines): {measured}.")
+
 
 def fastest_enough_best(cers: dict[str, float], lines_per_second: dict[str, float], minimum: float | None) -> str:
     """The decoding with the lowest CER among those reading at least `minimum` lines/s (all of them where `minimum`
@@ -754,6 +767,7 @@ def package_release(release: Release, run_dir: str, destination: Path = RELEASED
         training_summary=("The study's last stage: " if release.study else "") + training_summary(model_dir),
         more_evaluations={dataset: scores for dataset, scores in evaluations.items() if dataset != first_dataset},
         decoding=decoding,
+        decoding_choice=choice.describe(),
         training_data=release.data_description(),
         training_command="\n  ".join([*release.earlier_commands, release.training_command(f"runs/{release.name}")]
                                      + (["# then, packaging (python scripts/lab/release.py): the character n-gram "
