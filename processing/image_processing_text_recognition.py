@@ -63,6 +63,10 @@ MAX_ASPECT_CHANGE = 8.0
 `max_width`, a sliver stretched to a pixel's width) leaves little of its text readable (`size_warning`)."""
 
 
+EXIF_ORIENTATION = 0x0112
+"""The EXIF tag of how a camera's image is to be turned to stand upright."""
+
+
 def load_image(source) -> Image.Image:
     """Return `source` as an 8-bit PIL image in mode "L" (grayscale) or "RGB".
 
@@ -71,14 +75,16 @@ def load_image(source) -> Image.Image:
             - a file path (`str` or `os.PathLike`); EXIF orientation is applied. Of a file holding several
               frames (an animated GIF, a multi-page TIFF) only the first is read, with a warning naming the
               file (once per file and process);
-            - a PIL image of any mode: "1", "L", "P", "RGB", "CMYK", "YCbCr", "LAB", "HSV" are converted;
+            - a PIL image of any mode, turned by its EXIF orientation where it has one (an image opened from a
+              camera's file): "1", "L", "P", "RGB", "CMYK", "YCbCr", "LAB", "HSV" are converted;
               modes with alpha ("RGBA", "LA", "PA", "RGBa") and "P"/"L"/"RGB" with a transparency entry
-              are composited on white; 16-bit modes ("I;16*") are read as 0..65535; "I" (32-bit integers)
-              as 8-bit values where they lie within 0..255 (an 8-bit image converted), else as 0..65535;
+              are composited on white; 16-bit modes ("I;16*") and "I" (32-bit integers) are read
+              at the depth their largest value needs (`full_scale`: 0..255 for an 8-bit image converted,
+              0..4095 for a 12-bit scan stored in 16 bits, else 0..65535);
               "F" (floats) by their range, as float arrays are. An image of several frames is read at the
               frame it is at, with a warning;
             - a NumPy array of shape (height, width), (height, width, 1), (height, width, 3) or
-              (height, width, 4) (RGBA), dtype uint8 (0..255), uint16 (0..65535), bool, or float, read by
+              (height, width, 4) (RGBA), dtype uint8 (0..255), uint16 (at its depth, `full_scale`), bool, or float, read by
               the range of its values: within 0..1 as 0..1; within 0..255, the largest at least
               `MIN_8BIT_FLOAT_MAX`, as 8-bit values (a float copy of an 8-bit image).
 
@@ -93,7 +99,8 @@ def load_image(source) -> Image.Image:
         image = _read_file(os.fspath(source))
     elif isinstance(source, Image.Image):
         _warn_of_frames(source, getattr(source, "filename", None) or "an image")
-        image = source
+        # Turned upright by its EXIF orientation, as a file is (and as transformers' `load_image` turns a PIL image).
+        image = ImageOps.exif_transpose(source) if source.getexif().get(EXIF_ORIENTATION, 1) != 1 else source
     elif isinstance(source, np.ndarray):
         image = _array_to_pil(source)
     else:
@@ -146,7 +153,8 @@ def _array_to_pil(array: np.ndarray) -> Image.Image:
     if array.dtype == np.uint8:
         scaled = array
     elif array.dtype == np.uint16:
-        scaled = np.round(array / 257.0).astype(np.uint8)
+        high = int(array.max()) if array.size else 0
+        scaled = np.round(array * (255.0 / full_scale(high))).astype(np.uint8)
     elif array.dtype == np.bool_:
         scaled = array.astype(np.uint8) * 255
     elif np.issubdtype(array.dtype, np.floating):
@@ -181,6 +189,17 @@ def _floats_to_8bit(values: np.ndarray, what: str) -> np.ndarray:
     )
 
 
+INTEGER_DEPTHS = (8, 10, 12, 14, 16)
+"""The bit depths an image stored in 16-bit integers may hold: a scanner's or camera's 10, 12 or 14 bits are stored
+so, and read at 65535 their text would lie within the darkest 6% of grey levels."""
+
+
+def full_scale(high: int) -> int:
+    """The white of an integer image whose largest value is `high`: that of the smallest `INTEGER_DEPTHS` depth
+    holding it (255 for an 8-bit image converted, 4095 for a 12-bit scan, 65535 for 16 bits)."""
+    return next((2**depth - 1 for depth in INTEGER_DEPTHS if high <= 2**depth - 1), 65535)
+
+
 def _to_8bit_l_or_rgb(image: Image.Image) -> Image.Image:
     if image.mode == "F":
         return Image.fromarray(_floats_to_8bit(np.asarray(image, dtype=np.float64), 'a mode "F" image'))
@@ -189,11 +208,11 @@ def _to_8bit_l_or_rgb(image: Image.Image) -> Image.Image:
         low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
         if low < 0 or high > 65535:
             raise ValueError(f'a mode "I" image with values from {low} to {high}; expected 0..255 or 0..65535')
-        scale = 1.0 if high <= 255 else 257.0  # an 8-bit image converted, else 16-bit values
-        return Image.fromarray(np.round(values / scale).astype(np.uint8))
+        return Image.fromarray(np.round(values * (255.0 / full_scale(high))).astype(np.uint8))
     if image.mode in _SIXTEEN_BIT_MODES:
         values = np.asarray(image, dtype=np.float64)
-        return Image.fromarray(np.round(np.clip(values / 65535.0, 0.0, 1.0) * 255.0).astype(np.uint8))
+        high = int(values.max()) if values.size else 0
+        return Image.fromarray(np.round(np.clip(values / full_scale(high), 0.0, 1.0) * 255.0).astype(np.uint8))
     if image.has_transparency_data:
         rgba = image.convert("RGBA")
         white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))

@@ -19,7 +19,7 @@ from transformers import AutoModelForImageTextToText, AutoProcessor
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from textrec.model_cards import released_model_names, resolve_model_path
-from textrec.modeling import ARCHITECTURES
+from textrec.modeling import ARCHITECTURES, LineDetectorConfig
 
 from .checkpoints import load_pretrained
 from .image_processing_text_recognition import load_image
@@ -111,6 +111,22 @@ def check_model_folder(folder: str | os.PathLike, required_files: Sequence[str] 
         )
 
 
+def check_model_kind(folder: str, name: str, detector: bool) -> None:
+    """A `ValueError` where a folder's `config.json` says it holds a text-line detector and a recognizer was
+    asked for, or the other way round: the usual mix-up of `--model` and `--detector`, named as such."""
+    config = Path(folder) / "config.json"
+    try:
+        model_type = json.loads(config.read_text()).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return  # check_model_folder names what is wrong with the file
+    if detector and model_type != LineDetectorConfig.model_type and model_type in CONFIG_MAPPING:
+        raise ValueError(f"{name} is a text recognizer ({model_type}), not a text-line detector: give it as the "
+                         f"recognizer (--model), and a detector such as line-detector as --detector")
+    if not detector and model_type == LineDetectorConfig.model_type:
+        raise ValueError(f"{name} is a text-line detector, not a text recognizer: give it as --detector (with --page), "
+                         "and a recognizer such as crnn-lines as --model")
+
+
 def check_model_source(model_name_or_path: str, required_files: Sequence[str] = MODEL_FILES) -> str:
     """The folder or Hub id that `model_name_or_path` names (a released model's short name becomes its folder),
     checked before transformers reads it: a local folder by `check_model_folder`; a name that is no folder and
@@ -123,6 +139,7 @@ def check_model_source(model_name_or_path: str, required_files: Sequence[str] = 
     """
     resolved = resolve_model_path(model_name_or_path)
     if Path(resolved).is_dir():
+        check_model_kind(resolved, model_name_or_path, detector="tokenizer.json" not in required_files)
         check_model_folder(resolved, required_files)
     elif looks_like_a_path(resolved) or (os.environ.get("HF_HUB_OFFLINE") == "1" and not in_hub_cache(resolved)):
         released = ", ".join(released_model_names()) or "none installed"
@@ -165,12 +182,16 @@ class LineReading:
         confidence: the line's confidence, in [0, 1].
         characters: `(character, confidence)` per character read (per token, for LaTeX formulas).
         alignment: for CTC best path, which frames emitted which characters; None for the decoders.
+        warning: why the image lies outside what the model reads (the image processor's `size_warning`: blank,
+            tiny, several lines, a line on its side...), where it does; its reading is then not to be trusted,
+            whatever its confidence (an empty reading of a blank image is a confident one).
     """
 
     text: str
     confidence: float
     characters: list[tuple[str, float]]
     alignment: CTCAlignment | None = None
+    warning: str | None = None
 
 
 @dataclass
@@ -302,7 +323,7 @@ def iter_recognize(
     with tqdm(total=len(images), desc="recognizing", unit="image", disable=not progress) as bar:
         for begin in range(0, len(images), window):
             positions = range(begin, min(begin + window, len(images)))
-            loaded, failures = {}, {}
+            loaded, failures, problems = {}, {}, {}
             for index in positions:
                 try:
                     loaded[index] = load_image(images[index])
@@ -315,6 +336,7 @@ def iter_recognize(
                 problem = warn_of_sizes and processor.image_processor.size_warning(
                     loaded[index].width, loaded[index].height, loaded[index])
                 if problem:
+                    problems[index] = problem
                     logger.warning("%s: %s; read all the same", describe_image(images[index], index, len(images)), problem)
             # Lines of like aspect ratio share a batch, so that a batch pads little (a reading does not depend on
             # its batch: the image processor ends every line in the same padding).
@@ -333,7 +355,7 @@ def iter_recognize(
                             batch, processor.batch_decode(reading.sequences, skip_special_tokens=True),
                             reading.confidences, reading.token_ids, reading.token_confidences, reading.alignments):
                         read = LineReading(text, confidence, character_confidences(processor.tokenizer, ids, token_confidences),
-                                           alignment)
+                                           alignment, problems.get(index))
                         if old_umlauts:
                             read = write_old_umlauts(loaded[index], read, processor.image_processor)
                         texts[index] = read if output_confidences else read.text

@@ -41,7 +41,7 @@ from .image_processing_line_detection import (
     polygon_part,
     polygon_to_box,
 )
-from .image_processing_text_recognition import load_image
+from .image_processing_text_recognition import load_image, may_be_page, normalize_capture, text_line_count
 from .inference import LineReading, check_model_source, iter_recognize
 
 COLUMN_GAP_HEIGHTS = 0.8
@@ -853,6 +853,34 @@ def page_orientation(page: Image.Image, recognizer, detector, threshold: float =
     return rotation, found
 
 
+def is_line_image(image: Image.Image) -> bool:
+    """Whether an image given as a page is one line of text cropped close (wider than high, one line by its rows
+    (`text_line_count`), too low to be a page or a block of lines: `may_be_page`). The detector learned lines on
+    pages: a page this small is brought up to its `longest_edge`, where one line is taller than any it learned."""
+    if image.width <= image.height:
+        return False
+    luminance = np.asarray(normalize_capture(image.convert("L"), "auto"))
+    return not may_be_page(luminance) and text_line_count(luminance) == 1
+
+
+def read_line_image(image: Image.Image, recognizer, batch_size: int = 32, decoding: str | None = None,
+                    num_beams: int | None = None, old_umlauts: bool = False,
+                    min_character_confidence: float = MIN_CHARACTER_CONFIDENCE) -> PageReading:
+    """A line image (`is_line_image`) read as a page of one line: the whole image is the line (its box and
+    polygon, a detector score of 1), read by `recognizer` as `read_page` reads a detected line."""
+    model, processor = recognizer
+    reading = next(iter_recognize(model, processor, [image], batch_size=batch_size, decoding=decoding,
+                                  num_beams=num_beams, progress=False, output_confidences=True,
+                                  old_umlauts=old_umlauts))[1]
+    width, height = image.size
+    lines = []
+    if reading is not None and reading.text and character_confidence(reading) >= min_character_confidence:
+        polygon = [[0.0, 0.0], [float(width), 0.0], [float(width), float(height)], [0.0, float(height)]]
+        lines.append(PageLine(text=reading.text, confidence=reading.confidence, score=1.0,
+                              box=[0.0, 0.0, float(width), float(height)], polygons=[polygon]))
+    return PageReading(width=width, height=height, lines=lines)
+
+
 def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str | None = None,
               threshold: float = DETECTION_THRESHOLD, min_character_confidence: float = MIN_CHARACTER_CONFIDENCE,
               num_beams: int | None = None, old_umlauts: bool = False, auto_rotate: bool = True) -> PageReading:
@@ -865,9 +893,13 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     `character_confidence` under `min_character_confidence` (marks that are not text; 0 keeps every run) and joins the
     runs of each printed line. `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the
     recognizer's `generate()` reads). With `auto_rotate` (the default) a page on its side or upside down is read
-    turned upright (`page_orientation`; `PageReading.rotation`), its boxes given in the image's pixels."""
+    turned upright (`page_orientation`; `PageReading.rotation`), its boxes given in the image's pixels. An image of
+    one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`)."""
     given = load_image(image)
     given = given.convert("L") if given.mode not in ("L", "RGB") else given
+    if is_line_image(given):
+        return read_line_image(given, recognizer, batch_size=batch_size, decoding=decoding, num_beams=num_beams,
+                               old_umlauts=old_umlauts, min_character_confidence=min_character_confidence)
     if auto_rotate:
         rotation, found = page_orientation(given, recognizer, detector, threshold, decoding)
     else:

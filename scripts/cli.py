@@ -20,6 +20,8 @@ EXPECTED_ERRORS = (ValueError, OSError)
 """What bad input raises (`FileNotFoundError` and `PermissionError` are `OSError`s); anything else is a bug
 and keeps its traceback."""
 DEBUG_FLAG = "--debug"
+DEBUG_HELP = f"An error is one line on stderr; add {DEBUG_FLAG} to see its traceback."
+"""The epilog of a command's `--help`: `run_command` takes `--debug` out before the command's parser sees it."""
 
 
 def positive_int(text: str) -> int:
@@ -27,6 +29,14 @@ def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def unit_interval(text: str) -> float:
+    """An argparse `type` for a probability or confidence: a number from 0 to 1."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
     return value
 
 

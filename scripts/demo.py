@@ -19,7 +19,7 @@ import colorsys
 import functools
 from pathlib import Path
 
-from .cli import run_command
+from .cli import DEBUG_HELP, run_command
 
 GRADIO_REQUIREMENT = "gradio>=5.0"
 """The Gradio the demo is written for: `pyproject.toml`'s `demo` extra and a Space's `requirements.txt` say it."""
@@ -334,7 +334,7 @@ def textrec_requirement(distribution: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="textrec-demo", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="textrec-demo", description=__doc__.split("\n\n")[0], epilog=DEBUG_HELP)
     parser.add_argument("--models", nargs="+", help="Released model names or model folders to offer (default: every "
                         "released model).")
     parser.add_argument("--default_model", help="The model selected when the page opens (default: crnn-lines, else "

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from .cli import (
+    DEBUG_HELP,
     add_device_argument,
     add_old_umlauts_argument,
     check_old_umlauts,
@@ -30,7 +31,7 @@ def score_line(system: str, scores: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="textrec-evaluate", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="textrec-evaluate", description=__doc__.split("\n\n")[0], epilog=DEBUG_HELP)
     parser.add_argument("--model", required=True, help="Trained model folder or Hub id.")
     parser.add_argument("--dataset", default="synthetic-lines", help="Dataset name, folder or Hub id (as textrec-train).")
     parser.add_argument("--split", help=f"Split to evaluate (default: {DEFAULT_SPLIT}; a folder without split "
@@ -97,17 +98,22 @@ def run(argv: list[str] | None = None) -> dict:
     model, processor = load_recognizer(args.model, device=device)
     check_old_umlauts(args, model)
     split = args.split or DEFAULT_SPLIT
+    skipped = RowsLeftOut()
+    logging.getLogger("textrec.processing.data.loading").addHandler(skipped)
     try:
-        dataset = load_text_recognition_dataset(args.dataset, split=split, num_samples=args.num_samples)
-    except MissingSplitError as error:
-        if args.split is None and (Path(error.source) / METADATA_FILE).is_file():
-            print(f"textrec-evaluate: {error.source} has no split folders (its {METADATA_FILE} is at the top): reading "
-                  "it whole", file=sys.stderr)
-            split = WHOLE_FOLDER
-            dataset = load_text_recognition_dataset(args.dataset, split=None, num_samples=args.num_samples)
-        else:
-            raise ValueError(f"{error.source} has no split {error.split!r}; available: {error.available}. Pass --split "
-                             f"one of them (--split {error.available[0]}).") from None
+        try:
+            dataset = load_text_recognition_dataset(args.dataset, split=split, num_samples=args.num_samples)
+        except MissingSplitError as error:
+            if args.split is None and (Path(error.source) / METADATA_FILE).is_file():
+                print(f"textrec-evaluate: {error.source} has no split folders (its {METADATA_FILE} is at the top): reading "
+                      "it whole", file=sys.stderr)
+                split = WHOLE_FOLDER
+                dataset = load_text_recognition_dataset(args.dataset, split=None, num_samples=args.num_samples)
+            else:
+                raise ValueError(f"{error.source} has no split {error.split!r}; available: {error.available}. Pass --split "
+                                 f"one of them (--split {error.available[0]}).") from None
+    finally:
+        logging.getLogger("textrec.processing.data.loading").removeHandler(skipped)
     references = list(dataset["text"])
     images = list(dataset["image"])
     result = recognize(
@@ -136,15 +142,34 @@ def run(argv: list[str] | None = None) -> dict:
     if args.contact_sheet:
         count = min(24, len(references))
         draw_contact_sheet(images[:count], references[:count], result.texts[:count]).save(args.contact_sheet)
+    if skipped.messages:
+        scores["rows_left_out"] = skipped.messages
+        print(f"textrec-evaluate: these scores leave out rows that could not be read: {'; '.join(skipped.messages)}",
+              file=sys.stderr)
     if args.output_json:
         with open(args.output_json, "w") as file:
             json.dump(scores, file, indent=2)
     return scores
 
 
+class RowsLeftOut(logging.Handler):
+    """Keeps the dataset loader's warnings about rows it left out (unreadable images, empty texts), so that the
+    scores of the rest do not pass for the whole dataset's."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("Skipped "):
+            self.messages.append(record.getMessage().removeprefix("Skipped "))
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point."""
-    run_command("textrec-evaluate", run, argv)
+    """Console entry point: exit status 1 where rows of the dataset could not be read (and are not scored)."""
+    scores = run_command("textrec-evaluate", run, argv)
+    if isinstance(scores, dict) and scores.get("rows_left_out"):
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from .cli import run_command
+from .cli import DEBUG_HELP, run_command
 
 DTYPES = ("bfloat16", "float16", "float32")
 """The weights' types a Hub folder can store (torch dtypes of these names)."""
@@ -102,7 +102,7 @@ def is_line_detector(folder: Path) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="textrec-export", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="textrec-export", description=__doc__.split("\n\n")[0], epilog=DEBUG_HELP)
     parser.add_argument("--model", required=True, help="A released model's name (e.g. self-attention-lines) or a "
                         "training output folder.")
     parser.add_argument("--output_dir", required=True, help="The folder to write.")

@@ -14,12 +14,14 @@ import sys
 from pathlib import Path
 
 from .cli import (
+    DEBUG_HELP,
     add_device_argument,
     add_old_umlauts_argument,
     check_old_umlauts,
     positive_int,
     resolve_device,
     run_command,
+    unit_interval,
 )
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
@@ -74,7 +76,7 @@ def report_skipped(folder: Path, others: list[str], folders: list[str]) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="textrec-recognize", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="textrec-recognize", description=__doc__.split("\n\n")[0], epilog=DEBUG_HELP)
     parser.add_argument("images", nargs="+", help="Image files or folders of images.")
     parser.add_argument("--model", required=True,
                         help="A released model's name (e.g. self-attention-lines), a trained model folder or a Hub id.")
@@ -94,16 +96,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Add the line's confidence (0-1; see textrec.processing.pipeline_text_recognition): "
                         "'text<TAB>0.973'. The text is the same as without.")
     parser.add_argument("--output_format", choices=OUTPUT_FORMATS, default="text",
-                        help="text: one line of text per image; json: one JSON object per image and line, "
+                        help="text: one line of text per image (an empty one for an image that could not be read, "
+                        "whose error goes to stderr); json: one JSON object per image and line, "
                         "{\"path\", \"text\", \"confidence\", \"characters\": [[character, confidence], ...]} "
-                        "(\"text\": null and \"error\" for an image that could not be read).")
+                        "(and \"warning\" where the image lies outside what the model reads: blank, several lines, "
+                        "a line on its side...; \"text\": null and \"error\" for an image that could not be read; with --page "
+                        "\"lines\": null and \"error\").")
     parser.add_argument("--page", action="store_true",
                         help="Each image is a whole page: find its lines with the text-line detector (--detector), read "
                         "them with --model and print them in reading order (columns, then lines top to bottom).")
     parser.add_argument("--detector", default=DEFAULT_DETECTOR,
                         help=f"With --page: the text-line detector (a released name, a folder or a Hub id; default "
                         f"{DEFAULT_DETECTOR}).")
-    parser.add_argument("--min_character_confidence", type=float, default=None,
+    parser.add_argument("--min_character_confidence", type=unit_interval, default=None,
                         help="With --page: leave out a detected run read with a mean character confidence under this "
                         "(signatures, stamps, rules read as unlikely characters; 0 keeps every run). Default: "
                         "textrec.processing.page_reading.MIN_CHARACTER_CONFIDENCE.")
@@ -111,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="With --page: read each page as it lies (by default a page on its side or upside down is "
                         "read turned upright; its boxes stay in the image's pixels and its JSON gives the rotation).")
     parser.add_argument("--output_dir", help="With --page: write each page's reading to OUTPUT_DIR/<image name>.txt, "
-                        ".json or .hocr (by --output_format) instead of printing it.")
+                        ".json or .hocr (by --output_format) instead of printing it (refused where two pages have "
+                        "the same name).")
     add_device_argument(parser)
     return parser
 
@@ -119,13 +125,18 @@ def build_parser() -> argparse.ArgumentParser:
 def format_reading(path: Path, reading, error: str | None, args: argparse.Namespace) -> str:
     """The output line of one image: its text (`path<TAB>` before it with `--show_paths`, `<TAB>confidence` after
     it with `--show_confidence`), or its JSON object with `--output_format json`. `reading` is the text, or the
-    `LineReading` where confidences were asked for; None for an image that could not be read (JSON only)."""
-    if args.output_format == "json":
-        if reading is None:
+    `LineReading` where confidences were asked for; None for an image that could not be read (an empty text, or
+    a JSON object with its `error`)."""
+    if reading is None:
+        if args.output_format == "json":
             return json.dumps({"path": str(path), "text": None, "error": error}, ensure_ascii=False)
-        return json.dumps({"path": str(path), "text": reading.text, "confidence": round(reading.confidence, 4),
-                           "characters": [[character, round(confidence, 4)] for character, confidence in reading.characters]},
-                          ensure_ascii=False)
+        return f"{path}\t" if args.show_paths else ""
+    if args.output_format == "json":
+        record = {"path": str(path), "text": reading.text, "confidence": round(reading.confidence, 4),
+                  "characters": [[character, round(confidence, 4)] for character, confidence in reading.characters]}
+        if reading.warning:  # the image lies outside what the model reads: its confidence says nothing
+            record["warning"] = reading.warning
+        return json.dumps(record, ensure_ascii=False)
     line = reading.text if args.show_confidence else reading
     if args.show_paths:
         line = f"{path}\t{line}"
@@ -174,8 +185,8 @@ def run(argv: list[str] | None = None) -> list[str | None]:
         if error is not None:
             failures += 1
             print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)
-            if args.output_format == "json":
-                print(format_reading(paths[index], None, error, args), flush=True)
+            # Still one output line per image: an empty text (or `path<TAB>`) keeps the lines in step with the images.
+            print(format_reading(paths[index], None, error, args), flush=True)
         else:
             print(format_reading(paths[index], reading, None, args), flush=True)
     if failures:
@@ -197,6 +208,19 @@ def format_page(path: Path, page, args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def check_distinct_outputs(paths: list[Path], suffix: str, output_dir: Path) -> None:
+    """A `ValueError` where two pages would be written to the same file of `output_dir` (`<image name><suffix>`):
+    the later would overwrite the earlier."""
+    by_output = {}
+    for path in paths:
+        by_output.setdefault(f"{path.stem}{suffix}", []).append(str(path))
+    clashes = {name: sources for name, sources in by_output.items() if len(sources) > 1}
+    if clashes:
+        name, sources = next(iter(clashes.items()))
+        raise ValueError(f"{len(clashes)} file name(s) of --output_dir would hold several pages, e.g. {output_dir / name}: "
+                         f"{', '.join(sources)}; give the pages distinct names, or read them in separate runs")
+
+
 def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: str) -> list[str | None]:
     """`--page`: reads each page (`textrec.processing.page_reading.read_page`) and prints or writes its reading; a
     page that cannot be read gets a line on stderr and the others are read all the same. Returns the pages' texts
@@ -207,7 +231,9 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
     if args.output_format == "hocr" and len(paths) > 1 and not args.output_dir:
         raise ValueError("--output_format hocr writes one document per page: give --output_dir for several pages")
     output_dir = Path(args.output_dir) if args.output_dir else None
+    suffix = {"text": ".txt", "json": ".json", "hocr": ".hocr"}[args.output_format]
     if output_dir is not None:
+        check_distinct_outputs(paths, suffix, output_dir)
         output_dir.mkdir(parents=True, exist_ok=True)
     texts = []
     for path in paths:
@@ -219,11 +245,18 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
         except ValueError as error:
             print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)
             texts.append(None)
+            if args.output_format == "json":  # a JSON Lines reader still finds every page
+                formatted = json.dumps({"path": str(path), "lines": None, "error": str(error)}, ensure_ascii=False)
+                if output_dir is None:
+                    print(formatted, flush=True)
+                else:
+                    (output_dir / f"{path.stem}{suffix}").write_text(formatted + "\n", encoding="utf-8")
             continue
+        if not page.lines:
+            print(f"textrec-recognize: {path}: no line of text was found on this page", file=sys.stderr, flush=True)
         texts.append(page.text)
         formatted = format_page(path, page, args)
         if output_dir is not None:
-            suffix = {"text": ".txt", "json": ".json", "hocr": ".hocr"}[args.output_format]
             (output_dir / f"{path.stem}{suffix}").write_text(formatted + "\n", encoding="utf-8")
         else:
             print(formatted, flush=True)
