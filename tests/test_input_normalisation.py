@@ -103,9 +103,13 @@ def test_settings_round_trip(tmp_path):
 def variants(image: Image.Image) -> dict[str, Image.Image]:
     grey = image.convert("L")
     coloured = Image.merge("RGB", [grey.point(lambda v: 40 + v * 0.8), grey.point(lambda v: v * 0.9), grey.point(lambda v: 90 + v * 0.3)])
+    # Red ink on a blue ground of nearly its brightness (luminance 88 against 73): told apart by colour alone.
+    paper = np.asarray(grey, dtype=np.float64)[..., None] / 255
+    iso_luminant = np.round((1 - paper) * [200, 40, 40] + paper * [50, 60, 200]).astype(np.uint8)
     return {
         "inverted": ImageOps.invert(grey),
         "coloured": coloured,
+        "red on blue of like brightness": Image.fromarray(iso_luminant),
         "coloured and inverted": ImageOps.invert(coloured),
         "half size": grey.resize((grey.width // 2, grey.height // 2), Image.Resampling.LANCZOS),
         "twice the size": grey.resize((grey.width * 2, grey.height * 2), Image.Resampling.BICUBIC),

@@ -78,6 +78,27 @@ def test_the_reader_prepares_images_as_the_image_processor_does(line_images, set
     np.testing.assert_allclose(prepared["pixel_values"], expected["pixel_values"], atol=1e-6)
 
 
+def test_the_reader_loads_integer_scans_and_camera_images_as_textrec_does(line_images, tmp_path):
+    """16-bit images at their own depth (a 12-bit scan is not read as blank), a PIL image turned by its EXIF
+    orientation, text told from its ground by colour alone: the ONNX reader's copy of `load_image` gives textrec's
+    pixels."""
+    from textrec.processing.image_processing_text_recognition import load_image
+
+    grey = np.asarray(line_images[0].convert("L"), dtype=np.float64)
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    line_images[0].convert("RGB").save(tmp_path / "camera.jpg", exif=exif)
+    with Image.open(tmp_path / "camera.jpg") as camera:
+        camera.load()
+    sources = [Image.fromarray(np.round(grey / 255 * (2**bits - 1)).astype(np.uint16)) for bits in (12, 16)]
+    red_on_blue = Image.new("RGB", line_images[0].size, (40, 60, 200))
+    red_on_blue.paste((200, 40, 40), mask=Image.fromarray((grey < 128).astype(np.uint8) * 255))
+    sources += [Image.fromarray(grey.astype(np.int32)), camera, red_on_blue]
+    for source in sources:
+        assert np.array_equal(np.asarray(textrec_onnx.load_image(source)), np.asarray(load_image(source)))
+    assert textrec_onnx.load_image(camera).size == line_images[0].size[::-1]
+
+
 @pytest.mark.parametrize("feature_height, width_divisor", [(1, 4), (1, 8), (2, 16), (4, 3)])
 def test_the_exportable_feature_mask_equals_the_encoders_pooled_pixel_mask(line_images, feature_height, width_divisor):
     from textrec.processing.onnx_export import right_padded_feature_mask
