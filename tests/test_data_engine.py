@@ -76,6 +76,33 @@ def test_the_engine_levers_change_what_they_name():
         make_synthetic_lines(2, look="captured", scene_share=1.5, cache_dir=False)
 
 
+def test_small_capitals_are_drawn_smaller_than_capitals_and_labelled_as_capitals():
+    """`small_caps_share`: a line's lower-case letters drawn as capitals `scale` times as high, on the baseline, and read
+    as capitals (as forms and headings set in small capitals are transcribed); the other lines stay as they were."""
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.data.synthetic_lines import draw_small_caps, small_caps_label
+    from PIL import ImageFont
+
+    assert small_caps_label("Center for Indoor Air, 1986") == "CENTER FOR INDOOR AIR, 1986"
+    face = ImageFont.load_default(size=60)
+    canvas = Image.new("L", (400, 120), 255)
+    draw_small_caps(ImageDraw.Draw(canvas), (10, 100), "Hhh", face, 0, scale=0.7)
+    ink = np.asarray(canvas) < 128
+    capital, small = ink[:, : 10 + round(face.getlength("H"))], ink[:, 10 + round(face.getlength("H")) :]
+    rows = lambda part: np.flatnonzero(part.any(axis=1))  # noqa: E731
+    assert rows(capital)[-1] == rows(small)[-1]  # one baseline
+    assert abs((np.ptp(rows(small)) + 1) / (np.ptp(rows(capital)) + 1) - 0.7) < 0.06
+    default = make_synthetic_lines(40, seed=5, look="captured", cache_dir=False)
+    small_caps = make_synthetic_lines(40, seed=5, look="captured", small_caps_share=1.0, cache_dir=False)
+    assert not any(re.search("[a-z]", text) for text in small_caps["text"])
+    assert [text.upper() for text in default["text"]] == [text.upper() for text in small_caps["text"]]
+    assert sum(a != b for a, b in zip(default["text"], small_caps["text"])) > 10
+    assert make_synthetic_lines(12, seed=5, look="captured", small_caps_share=0.0, cache_dir=False)["text"] == \
+        make_synthetic_lines(12, seed=5, look="captured", cache_dir=False)["text"]
+    with pytest.raises(ValueError, match="small_caps_share"):
+        make_synthetic_lines(2, look="captured", small_caps_share=2.0, cache_dir=False)
+
+
 def test_math_fraktur_letters_map_to_unicode_fraktur_and_the_rest_stays():
     from textrec.processing.data.fraktur import to_math_fraktur
 

@@ -26,6 +26,7 @@ import functools
 import hashlib
 import io
 import logging
+import re
 from pathlib import Path
 
 import datasets
@@ -74,6 +75,10 @@ CAPTURED_VERTICAL_MARGIN = (-0.08, 0.6)
 """The margin ranges of ``look="captured"`` (negative: the crop cuts into the ink)."""
 SCENE_SHARE = 0.35
 """Share of ``captured`` lines made to look like scene text rather than a scan."""
+SMALL_CAPS_SCALE = (0.68, 0.8)
+"""The height of a small capital against a capital (``small_caps_share``), drawn uniformly per line: a face's own
+small capitals stand about as high as its x-height, 0.68-0.75 of a capital in most faces; set from the capitals of a
+smaller size (as a word processor fakes them), up to 0.8."""
 CAPITALS_SHARE = 0.2
 SHORT_LINE_SHARE = 0.3
 SHORT_LINE_CHARS = 12
@@ -116,6 +121,7 @@ def render_line(
     scene_share: float = SCENE_SHARE,
     scan_effects_on: bool = True,
     joined_pairs: tuple[str, ...] = (),
+    small_caps_scale: float | None = None,
 ) -> Image.Image:
     """Render one text line as a greyscale image.
 
@@ -129,6 +135,8 @@ def render_line(
         scene_share, scan_effects_on: with ``look="captured"``, the share of lines made scene text, and
             whether the others get the scanner effects (the data engine's levers, for its ablation).
         joined_pairs: letter pairs drawn joined, as Fraktur's ligatures (:func:`~.fraktur.draw_joined`).
+        small_caps_scale: draw the line in small capitals (:func:`draw_small_caps`): its lower-case letters as
+            capitals of this height against a capital; None: as it is written.
 
     Returns:
         A mode ``L`` image: dark text on a light background, or, with ``look="captured"``, as a scan or
@@ -136,13 +144,17 @@ def render_line(
     """
     ink = int(rng.integers(INK_GREYS[0], INK_GREYS[1] + 1))
     paper = int(rng.integers(PAPER_GREYS[0], PAPER_GREYS[1] + 1))
-    left, top, right, bottom = font.getbbox(without_engine_drawn_marks(text), anchor="ls")
+    measured = without_engine_drawn_marks(text) if small_caps_scale is None else small_caps_label(text)
+    left, top, right, bottom = font.getbbox(measured, anchor="ls")
     _, band_top, _, band_bottom = font.getbbox(BAND_REFERENCE, anchor="ls")
     top, bottom = min(top, band_top), max(bottom, band_bottom)
     padding = 2 * font.size + (right - left) // 20  # room for margins and for rotation
     canvas = Image.new("L", (right - left + 2 * padding, bottom - top + 2 * padding), paper)
     origin_x, baseline = padding - left, padding - top
-    draw_joined(ImageDraw.Draw(canvas), (origin_x, baseline), text, font, ink, joined_pairs)
+    if small_caps_scale is None:
+        draw_joined(ImageDraw.Draw(canvas), (origin_x, baseline), text, font, ink, joined_pairs)
+    else:
+        draw_small_caps(ImageDraw.Draw(canvas), (origin_x, baseline), text, font, ink, small_caps_scale)
     captured = look == "captured"
     if augment or captured:
         canvas = augment_image(canvas, rng, photometric=False)
@@ -172,6 +184,30 @@ def render_line(
     return image
 
 
+SMALL_LETTERS = re.compile("([a-z]+)")
+"""The letters small capitals draw as capitals of a smaller size (ASCII: their capitals are one letter each)."""
+
+
+def small_caps_label(text: str) -> str:
+    """What a line set in small capitals reads: its lower-case letters as capitals (``Center for`` -> ``CENTER FOR``),
+    as forms, title pages and headings set in small capitals are transcribed."""
+    return SMALL_LETTERS.sub(lambda match: match.group().upper(), text)
+
+
+def draw_small_caps(draw: ImageDraw.ImageDraw, origin: tuple[float, float], text: str, font: ImageFont.FreeTypeFont,
+                    fill: int, scale: float) -> None:
+    """Draw ``text`` from ``origin`` (its baseline's left end) in small capitals: its capitals and other characters
+    at ``font``'s size, its lower-case letters as capitals ``scale`` times as high, on the same baseline."""
+    small = font.font_variant(size=max(1, round(font.size * scale)))
+    x, y = origin
+    for index, run in enumerate(SMALL_LETTERS.split(text)):
+        if not run:
+            continue
+        face, run = (small, run.upper()) if index % 2 else (font, run)
+        draw.text((x, y), run, font=face, fill=fill, anchor="ls")
+        x += face.getlength(run)
+
+
 def _font_subset(paths: list[str | None], count: int) -> list[str | None]:
     """`count` of the font files `paths`, the same whatever order they came in: the first by a hash of the file
     name."""
@@ -198,6 +234,7 @@ def _render_example(
     german_fonts: dict[str, list[str | None]] | None = None,
     german_fraktur: tuple[tuple[str, bool], ...] = (),
     old_umlaut_share: float = 0.0,
+    small_caps_share: float = 0.0,
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
@@ -215,8 +252,9 @@ def _render_example(
     path = candidates[int(rng.integers(len(candidates)))]
     if path in caps_only_fonts:
         text = text.upper()
-    drawn, joined_pairs = text, ()
-    if fraktur_share and rng.random() < fraktur_share:  # drawn only when asked: other lines stay as they were
+    drawn, joined_pairs, small_caps_scale = text, (), None
+    in_fraktur = bool(fraktur_share) and rng.random() < fraktur_share  # drawn only when asked: others stay as they were
+    if in_fraktur:
         path, math_alphabet = fraktur[int(rng.integers(len(fraktur)))]
         if german:
             text = historic_spelling(text, rng, old_umlaut_share)
@@ -230,9 +268,12 @@ def _render_example(
             bold = rng.random() < FRAKTUR_BOLD_SHARE
             drawn = to_math_fraktur(decomposed_umlauts(drawn), bold=bold)
             joined_pairs = tuple(to_math_fraktur(pair, bold=bold) for pair in FRAKTUR_LIGATURES)
+    if small_caps_share and not (in_fraktur or german) and rng.random() < small_caps_share:  # drawn only when asked
+        small_caps_scale = float(rng.uniform(*SMALL_CAPS_SCALE))
+        text = small_caps_label(text)
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
     image = render_line(drawn, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
-                        scan_effects_on=scan_effects_on, joined_pairs=joined_pairs)
+                        scan_effects_on=scan_effects_on, joined_pairs=joined_pairs, small_caps_scale=small_caps_scale)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     font_name = DEFAULT_FONT_NAME if path is None else Path(path).name
@@ -270,6 +311,7 @@ def make_synthetic_lines(
     fraktur_share: float = 0.0,
     german_share: float = 0.0,
     old_umlaut_share: float = 0.0,
+    small_caps_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -300,6 +342,9 @@ def make_synthetic_lines(
         old_umlaut_share: the share of German lines drawn in Fraktur whose lower-case umlauts are printed with a small
             e above (:func:`~.german_print.old_umlauts`), labelled with ``COMBINING_SMALL_E`` (U+0364) after the
             letter, which the vocabulary then needs (as :data:`~.german_print.OLD_UMLAUTS`: one token each).
+        small_caps_share: with ``look="captured"``, the share of the lines neither German nor in Fraktur set in small
+            capitals (:func:`draw_small_caps`: lower-case letters drawn as smaller capitals, `SMALL_CAPS_SCALE`),
+            labelled in capitals (:func:`small_caps_label`), as forms, title pages and headings set them.
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
@@ -334,6 +379,8 @@ def make_synthetic_lines(
         raise ValueError(f"german_share must be within 0 and 1, got {german_share}")
     if not 0 <= old_umlaut_share <= 1:
         raise ValueError(f"old_umlaut_share must be within 0 and 1, got {old_umlaut_share}")
+    if not 0 <= small_caps_share <= 1:
+        raise ValueError(f"small_caps_share must be within 0 and 1, got {small_caps_share}")
     german_fonts = {style: _fonts_for(style, charset + GERMAN_LETTERS) for style in styles} if german_share else None
     german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(path, (
         COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS
@@ -364,6 +411,7 @@ def make_synthetic_lines(
             "german_fonts": fonts_fingerprint([Path(path) for paths in german_fonts.values() for path in paths if path]
                                               + [Path(path) for path, _ in german_fraktur])} if german_share else {}),
         **({"old_umlaut_share": old_umlaut_share} if old_umlaut_share else {}),
+        **({"small_caps_share": small_caps_share} if small_caps_share else {}),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
     }
@@ -387,6 +435,7 @@ def make_synthetic_lines(
             "german_fonts": german_fonts,
             "german_fraktur": german_fraktur,
             "old_umlaut_share": old_umlaut_share,
+            "small_caps_share": small_caps_share,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(
