@@ -50,17 +50,40 @@ def copy_model_card(source: str | Path, folder: str | Path, repo_id: str | None 
         shutil.copyfile(source / WIDGET_IMAGE, folder / WIDGET_IMAGE)
 
 
-def check_folder_for_export(folder: Path, overwrite: bool) -> list[Path]:
-    """Refuses an `--output_dir` that holds files, unless `overwrite`; returns the files there (for the caller to
-    remove those of an earlier export of its kind, so that no file of another model stays beside the new one)."""
+HUB_EXPORT_FILES = frozenset({"config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+                              "tokenizer_config.json", "special_tokens_map.json", "processor_config.json",
+                              "preprocessor_config.json", "README.md", WIDGET_IMAGE})
+"""The files of a Hub export beside its code (transformers' settings, weights, tokenizer, processor, card and its
+example image)."""
+
+
+def textrec_code_files() -> frozenset[str]:
+    """The names of textrec's own modules: the code files an export copies beside a model (for `trust_remote_code`)."""
+    root = Path(__file__).resolve().parent.parent
+    return frozenset(path.name for path in root.rglob("*.py") if path.name != "__init__.py")
+
+
+def check_folder_for_export(folder: Path, overwrite: bool, exported_files: frozenset[str] = frozenset()) -> list[Path]:
+    """Refuses an `--output_dir` that holds files, unless `overwrite` and they are all an earlier export's (a Hub
+    export's `HUB_EXPORT_FILES` and code files, or `exported_files`, an ONNX export's); returns them, for the caller
+    to remove, so that no file of another model stays beside the new one. Entries whose names begin with a dot (a
+    Hub clone's `.git`, `.gitattributes`) are neither counted nor returned: they stay. A file no export writes (a
+    user's images, a dataset's `metadata.jsonl`) or a sub-folder refuses the folder even with `overwrite`: replacing
+    an export must not delete what the user keeps there."""
     if not folder.is_dir():
         return []
-    present = sorted(folder.iterdir())
+    present = sorted(path for path in folder.iterdir() if not path.name.startswith("."))
     if present and not overwrite:
         names = [path.name for path in present]
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         raise ValueError(f"--output_dir {folder} is not empty ({shown}): exporting would replace or mix with its "
                          "files. Choose a new or empty folder, or pass --overwrite_output_dir to replace an earlier "
                          "export there.")
+    known = HUB_EXPORT_FILES | exported_files | textrec_code_files()
+    foreign = [path.name + ("/" if path.is_dir() else "") for path in present if path.is_dir() or path.name not in known]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise ValueError(f"--output_dir {folder} holds what no textrec export writes ({shown}): --overwrite_output_dir "
+                         "replaces an earlier export only, and would delete them. Choose a new or empty folder.")
     return present
 

@@ -37,6 +37,9 @@ from .pipeline_text_recognition import (
 logger = logging.getLogger(__name__)
 
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+RUN_RECORD = "_textrec_run.json"
+"""The record a training run keeps in its output folder (`textrec.processing.training.output_folder`): what the run
+is, and whether it has finished."""
 """What a model folder needs besides the processor settings (`processor_config.json`)."""
 SETTINGS_FILES = (
     "config.json",
@@ -150,6 +153,19 @@ def check_model_source(model_name_or_path: str, required_files: Sequence[str] = 
     return resolved
 
 
+def warn_of_unfinished_run(folder: str) -> None:
+    """A warning where a training output folder holds a model and a run into it that has not finished (interrupted,
+    or still training): the model read is the one saved before that run began, not what it has learned since."""
+    try:
+        record = json.loads((Path(folder) / RUN_RECORD).read_text())
+    except (OSError, ValueError):
+        return
+    if isinstance(record, dict) and record.get("finished", True) is None and (Path(folder) / "model.safetensors").is_file():
+        logger.warning("%s: a training run into this folder has not finished (interrupted, or still training): the "
+                       "model read is the one saved there before it began; its checkpoints hold what it learned since "
+                       "(run its command again to finish it)", folder)
+
+
 def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.dtype = torch.float32):
     """The model (in eval mode, in `dtype`) and processor of a released model's short name
     (`self-attention-lines`, see `textrec.model_cards.released_model_names()`), a folder or a Hub repository.
@@ -167,6 +183,7 @@ def load_recognizer(model_name_or_path: str, device: str = "cpu", dtype: torch.d
             weights do not fit the model that config.json describes (another architecture, preset, vocabulary).
     """
     resolved = check_model_source(model_name_or_path)
+    warn_of_unfinished_run(resolved)
     model = load_pretrained(AutoModelForImageTextToText, resolved, dtype=dtype, trust_remote_code=False)
     processor = AutoProcessor.from_pretrained(resolved, trust_remote_code=False)
     return model.to(device).eval(), processor

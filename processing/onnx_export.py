@@ -311,11 +311,10 @@ def write_card(source: Path, output_dir: Path, model, processor, name: str) -> N
 
 
 def check_onnx_output_folder(folder: Path, overwrite: bool) -> None:
-    """Refuses a folder that holds files, unless `overwrite` (an earlier ONNX export is then replaced: its files,
-    `EXPORTED_FILES`, are removed), as the Hub export does."""
-    check_folder_for_export(folder, overwrite)
-    for name in EXPORTED_FILES if overwrite else ():
-        (folder / name).unlink(missing_ok=True)
+    """Refuses a folder that holds files, unless `overwrite` and they are an earlier export's (ONNX, `EXPORTED_FILES`,
+    or Hub): they are then removed, and nothing else is (`check_folder_for_export`), as the Hub export does."""
+    for path in check_folder_for_export(folder, overwrite, frozenset(EXPORTED_FILES)):
+        path.unlink()
 
 
 def export_onnx(model_name_or_path: str, output_dir: str | Path, overwrite: bool = False, int8: bool = True,

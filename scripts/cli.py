@@ -133,10 +133,12 @@ def answer_help_from_cache(prog: str, run: Callable[[list[str]], object], argv: 
 
 
 def run_command(
-    prog: str, run: Callable[[list[str]], object], argv: list[str] | None = None, *, cache_help: bool = False
+    prog: str, run: Callable[[list[str]], object], argv: list[str] | None = None, *, cache_help: bool = False,
+    on_interrupt: str = ""
 ):
     """Calls `run(argv)` (the command's arguments, `--debug` taken out) and turns an expected error into one
-    line on stderr and `SystemExit(1)`. With `cache_help`, `--help` is answered by `answer_help_from_cache`."""
+    line on stderr and `SystemExit(1)`, and Ctrl-C into `prog: interrupted` and what `on_interrupt` says (what was
+    kept), with status 130. With `cache_help`, `--help` is answered by `answer_help_from_cache`."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in argv
     argv = [argument for argument in argv if argument != DEBUG_FLAG]
@@ -149,6 +151,11 @@ def run_command(
             raise
         print(f"{prog}: error: {error} ({DEBUG_FLAG} shows the traceback)", file=sys.stderr)
         raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print(f"\n{prog}: interrupted{'; ' + on_interrupt if on_interrupt else ''}", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 def set_up_training_logs(training_args) -> None:

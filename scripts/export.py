@@ -40,21 +40,17 @@ def check_not_a_training_run(folder: Path) -> None:
                          "would replace its trained model. Choose another --output_dir.")
 
 
-EXPORTED_SUFFIXES = (".py", ".json", ".safetensors", ".md", ".png")
-"""What an export writes at the top of its folder (code, settings, weights, card and its example image): `overwrite`
-removes these."""
-
-
 def check_output_folder(folder: Path, overwrite: bool) -> None:
-    """Refuses a folder that holds files, unless `overwrite` (an earlier export is then replaced: its code, settings,
-    weights and card are removed, so that no file of another model stays beside the new one); a training run's
-    folder is refused either way (`check_not_a_training_run`)."""
+    """Refuses a folder that holds files, unless `overwrite` and they are an earlier export's (Hub or ONNX: its code,
+    settings, weights and card are then removed, so that no file of another model stays beside the new one); a
+    training run's folder is refused either way (`check_not_a_training_run`), and so is a folder holding anything
+    else (`check_folder_for_export`)."""
     from textrec.model_cards.hub import check_folder_for_export
+    from textrec.processing.onnx_export import EXPORTED_FILES
 
     check_not_a_training_run(folder)
-    for path in check_folder_for_export(folder, overwrite):
-        if path.is_file() and path.suffix in EXPORTED_SUFFIXES:
-            path.unlink()
+    for path in check_folder_for_export(folder, overwrite, frozenset(EXPORTED_FILES)):
+        path.unlink()
 
 
 def export_model(model_name_or_path: str, output_dir: str | Path, dtype: str = "float32", overwrite: bool = False,

@@ -33,7 +33,9 @@ def run(argv: list[str] | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    run_command("textrec-train", run, argv, cache_help=True)
+    run_command("textrec-train", run, argv, cache_help=True,
+                on_interrupt="the checkpoints saved in --output_dir are kept: run the same command again to resume "
+                "from the last one")
 
 
 if __name__ == "__main__":

@@ -690,7 +690,8 @@ def test_exporting_into_a_folder_holding_files_is_refused_unless_told_to_replace
 ):
     hub, own = tmp_path / "hub", tmp_path / "my-folder"
     export_cli.run(["--model", str(model_folder), "--output_dir", str(hub)])
-    (hub / "modeling_another_model.py").write_text("# an earlier export's code\n")
+    (hub / "modeling_comer.py").write_text("# an earlier export's code, of another architecture\n")
+    (hub / "model.onnx").write_bytes(b"an earlier ONNX export's model")
     own.mkdir()
     (own / "README.md").write_text("my notes\n")
     for folder in (hub, own):
@@ -700,8 +701,22 @@ def test_exporting_into_a_folder_holding_files_is_refused_unless_told_to_replace
         error = capsys.readouterr().err
         assert "is not empty" in error and "--overwrite_output_dir" in error
         assert folder_bytes(folder) == before
+    (hub / ".gitattributes").write_text("*.safetensors filter=lfs\n")  # a Hub clone's
     export_cli.run(["--model", str(model_folder), "--output_dir", str(hub), "--overwrite_output_dir"])
-    assert not (hub / "modeling_another_model.py").exists() and (hub / "config.json").is_file()
+    assert not (hub / "modeling_comer.py").exists() and not (hub / "model.onnx").exists()
+    assert (hub / "config.json").is_file() and (hub / ".gitattributes").is_file()
+    # A folder holding anything no export writes (a user's lines and their metadata, a sub-folder) is refused even
+    # with --overwrite_output_dir: replacing an export must not delete them.
+    lines = tmp_path / "my-lines"
+    (lines / "more").mkdir(parents=True)
+    for name in ("0001.png", "metadata.jsonl", "model.safetensors"):
+        (lines / name).write_bytes(b"kept")
+    before = folder_bytes(lines)
+    with pytest.raises(SystemExit):
+        export_cli.main(["--model", str(model_folder), "--output_dir", str(lines), "--overwrite_output_dir"])
+    error = capsys.readouterr().err
+    assert "holds what no textrec export writes (0001.png, metadata.jsonl, more/)" in error
+    assert folder_bytes(lines) == before
 
 
 def test_evaluate_checks_output_json_before_any_work_and_creates_its_folder(model_folder, tmp_path, monkeypatch, capsys):

@@ -104,3 +104,15 @@ def test_help_that_fails_is_not_kept(tmp_path, monkeypatch, capsys):
         cli.run_command("textrec-probe", refuse, ["--help"], cache_help=True)
     assert exit_info.value.code == 2 and "partial output" in capsys.readouterr().out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_is_one_line_saying_what_was_kept_and_exits_130(capsys):
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit) as exit_info:
+        cli.run_command("textrec-train", interrupted, [], on_interrupt="its checkpoints are kept")
+    assert exit_info.value.code == 130
+    assert capsys.readouterr().err.strip() == "textrec-train: interrupted; its checkpoints are kept"
+    with pytest.raises(KeyboardInterrupt):  # --debug keeps the traceback
+        cli.run_command("textrec-train", interrupted, ["--debug"])

@@ -153,6 +153,14 @@ REFUSED = {
                                               "of another configuration (hidden_size: 32 there, 64 now"),
     "another architecture, unrecorded run": (without_record, lambda f: run_arguments(f, model="crnn"),
                                              "holds a 'textrec-self-attention' model"),
+    "another learning rate": (None, lambda f: run_arguments(f, learning_rate=0.123),
+                              "holds another run: its --learning_rate is "),
+    "another seed": (None, lambda f: run_arguments(f, seed=8), "holds another run: its --seed is 7, this run's 8"),
+    "more steps, no checkpoint to go on from": (
+        lambda f: [shutil.rmtree(checkpoint) for checkpoint in f.glob("checkpoint-*")],
+        lambda f: run_arguments(f, max_steps=STEPS + 2),
+        f"finished at step {STEPS} of {STEPS} and kept no checkpoint (--save_strategy no?) to train on from"),
+    "fp16 on a CPU": (None, lambda f: run_arguments(f, fp16=True), "--fp16 trains in half precision on a GPU only"),
     "a model no run left there": (only_the_model, run_arguments,
                                   "holds a model (config.json, model.safetensors) that no training run left there"),
     "fine-tuning in place": (None, fine_tune_in_place, "is the model being fine-tuned"),
@@ -169,6 +177,45 @@ def test_a_folder_holding_other_work_is_refused_and_kept_byte_for_byte(finished_
     error = one_line_error(arguments(folder), capsys)
     assert message in error, error
     assert snapshot(folder) == before
+
+
+def test_a_finished_run_on_a_folder_whose_labels_were_edited_is_not_taken_for_this_run(tmp_path, capsys):
+    """The run record keeps a fingerprint of the labels of the dataset folders it learned from: a rerun after they
+    were edited would otherwise find the run finished and train nothing on the new labels."""
+    from textrec.processing.data import make_synthetic_lines
+
+    data = tmp_path / "my-lines"
+    data.mkdir()
+    lines = make_synthetic_lines(8, seed=3, augment=False, max_chars=12)
+    rows = []
+    for index, (image, text) in enumerate(zip(lines["image"], lines["text"])):
+        image.save(data / f"{index}.png")
+        rows.append(json.dumps({"file_name": f"{index}.png", "text": text}))
+    (data / "metadata.jsonl").write_text("\n".join(rows) + "\n")
+    arguments = with_changes(tiny_run_arguments(tmp_path / "run", max_steps=2), dataset=str(data), eval_steps=2,
+                             eval_split="train",
+                             max_train_samples=8, max_eval_samples=4)
+    train_cli.run(arguments)
+    train_cli.run(arguments)  # the same data: finished, nothing to do
+    (data / "metadata.jsonl").write_text("\n".join(rows[:-1] + [json.dumps({"file_name": "7.png", "text": "edited"})]) + "\n")
+    before = snapshot(tmp_path / "run")
+    assert "holds another run: its training data's content (the metadata.jsonl of its folders) is" in one_line_error(
+        arguments, capsys)
+    assert snapshot(tmp_path / "run") == before
+
+
+def test_reading_a_folder_whose_newer_run_has_not_finished_says_the_model_is_the_earlier_one(finished_run, tmp_path,
+                                                                                                caplog):
+    from textrec.processing.inference import load_recognizer
+
+    folder = copy_of(finished_run, tmp_path)
+    with caplog.at_level("WARNING", logger="textrec"):
+        load_recognizer(str(folder))
+    assert "has not finished" not in caplog.text
+    mark_unfinished(folder)
+    with caplog.at_level("WARNING", logger="textrec"):
+        load_recognizer(str(folder))
+    assert f"{folder}: a training run into this folder has not finished (interrupted, or still training)" in caplog.text
 
 
 # ------------------------------------------------------------------------------------------------ kills

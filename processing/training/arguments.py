@@ -6,6 +6,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 
+import torch
 from transformers import HfArgumentParser, PretrainedConfig, Seq2SeqTrainingArguments
 
 from textrec.processing.inference import check_model_source
@@ -141,6 +142,9 @@ class TextrecTrainingArguments(CpuTrainingDefaults, Seq2SeqTrainingArguments):
                 self.greater_is_better = not (name.endswith("loss") or name in ("cer", "wer"))
             self.load_best_model_at_end = True
             self.restore_callback_states_from_checkpoint = True
+        if self.fp16 and (self.use_cpu or not (torch.cuda.is_available() or torch.backends.mps.is_available())):
+            raise ValueError("--fp16 trains in half precision on a GPU only: on a CPU the run would train in fp32 all "
+                             "the same. Drop --fp16 (or use --bf16 --use_cpu, where the CPU has bfloat16).")
         super().__post_init__()  # CpuTrainingDefaults': the step, epoch, batch and time arguments
         if self.bf16 and self.use_cpu and not cpu_has_native_bf16():
             logger.warning("--bf16 on a CPU without native bfloat16 (%s): torch emulates it, and training steps are "

@@ -32,11 +32,10 @@ import zipfile
 from pathlib import Path
 
 from textrec.model_cards.card import WIDGET_IMAGE
-from textrec.processing.inference import safetensors_problem
+from textrec.processing.inference import RUN_RECORD, safetensors_problem
 
 logger = logging.getLogger("textrec.train")
 
-RUN_RECORD = "_textrec_run.json"
 LOCK_FILE = "_textrec.lock"
 STAGING_FOLDER = "_final_save.tmp"
 
@@ -64,8 +63,47 @@ RECORDED_AS = {
     "vocab_size": "--vocab_size",
     "word_vocab_size": "--word_vocab_size",
     "max_chars_per_token": "--max_chars_per_token",
+    "learning_rate": "--learning_rate",
+    "lr_scheduler_type": "--lr_scheduler_type",
+    "warmup_steps": "--warmup_steps",
+    "per_device_train_batch_size": "--per_device_train_batch_size",
+    "seed": "--seed",
+    "dataset_content": "training data's content (the metadata.jsonl of its folders)",
 }
 """The run record's fields and the arguments that set them, for messages."""
+
+TRAINING_SETTINGS = ("learning_rate", "lr_scheduler_type", "warmup_steps", "per_device_train_batch_size", "seed")
+"""The training arguments a run record keeps beside what the command describes (`training_settings`): a rerun into a
+finished run's folder with other values would otherwise be taken for that run, and train nothing."""
+
+
+def training_settings(training_args) -> dict:
+    """The values of `TRAINING_SETTINGS` in `training_args` (a scheduler type as its name)."""
+    settings = {name: getattr(training_args, name, None) for name in TRAINING_SETTINGS}
+    scheduler = settings["lr_scheduler_type"]
+    settings["lr_scheduler_type"] = getattr(scheduler, "value", scheduler)
+    return settings
+
+
+def dataset_content(dataset: str | None) -> str | None:
+    """A fingerprint of the labels of the local folders a `--dataset` value names (each `metadata.jsonl` at their
+    top or one level down, in split folders), so that a folder whose labels were edited is not taken for the data a
+    finished run learned from; None where it names no local folder (generated data: its arguments say it all)."""
+    if not dataset:
+        return None
+    import hashlib
+
+    files = []
+    for token in re.split(r"[\s,:=+]+", dataset):
+        folder = Path(token)
+        if token and folder.is_dir():
+            files += sorted([*folder.glob("metadata.jsonl"), *folder.glob("*/metadata.jsonl")])
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]
 
 IGNORED_CONFIG_KEYS = {
     "transformers_version", "architectures", "auto_map", "custom_pipelines", "dtype", "torch_dtype", "use_cache",
@@ -484,10 +522,17 @@ class OutputFolder:
         return {"finished": finished, "result": metrics}
 
     def goes_on(self, finished: dict) -> bool:
-        """Whether this run, asking for more steps than the finished run's `--max_steps`, trains on from it."""
+        """Whether this run, asking for more steps than the finished run's `--max_steps`, trains on from it (from its
+        last checkpoint: a run that kept none is refused, as it would train again from the start over its model)."""
         reached = finished.get("max_steps") or finished["step"]
         if self.max_steps is None or self.max_steps <= reached:
             return False
+        if not checkpoints(self.path):
+            raise OutputFolderError(
+                f"{self.path} finished at step {finished['step']} of {reached} and kept no checkpoint (--save_strategy "
+                f"no?) to train on from: --max_steps {self.max_steps} would train again from the start and replace "
+                f"its model. Pass --overwrite_output_dir to do so, or choose another --output_dir."
+            )
         logger.info("%s finished at step %d of %d; --max_steps %d trains on from its last checkpoint", self.path,
                     finished["step"], reached, self.max_steps)
         return True

@@ -45,11 +45,13 @@ from .output_folder import (
     OutputFolder,
     check_writable_folder,
     checkpoint_ended,
+    dataset_content,
     last_complete_checkpoint,
     naming_full_disk,
     normalized_path,
     save_final_model,
     training_ended,
+    training_settings,
 )
 from .trainer import (
     CpuTimeCallback,
@@ -255,6 +257,11 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
             kept = keep_shared_token_rows(model, saved_weights, saved_vocabulary, processor.tokenizer.get_vocab())
             logger.info("New character set (%d tokens): %d tokens it shares with the saved model keep their rows of "
                         "the token embedding and classifier, the others start afresh", len(processor.tokenizer), kept)
+            dropped = sorted(set(saved_vocabulary) - set(processor.tokenizer.get_vocab()))
+            if dropped:
+                logger.warning("--charset leaves out %d characters the saved model reads (%s): the fine-tuned model "
+                               "will not read them. Give --charset every character to keep.", len(dropped),
+                               "".join(dropped[:60]) + ("..." if len(dropped) > 60 else ""))
     else:
         tokenizer = build_tokenizer(model_args, spec)
         model = spec.model_class(build_config(model_args, spec, tokenizer))
@@ -531,6 +538,7 @@ def run_description(model_args: ModelArguments, data_args: DataArguments, spec: 
         model_name_or_path=normalized_path(model_args.model_name_or_path),
         charset=model_args.charset,
         dataset=normalized_path(data_args.dataset),
+        dataset_content=dataset_content(data_args.dataset),
         train_split=data_args.train_split,
         max_train_samples=data_args.max_train_samples,
     )
@@ -545,8 +553,9 @@ def train_in_output_folder(training_args, description: dict, model_name_or_path:
     if training_args.should_save:
         check_writable_folder(training_args.output_dir)
     check_not_in_place(model_name_or_path, training_args.output_dir)
-    output_folder = OutputFolder(training_args.output_dir, description, overwrite=training_args.overwrite_output_dir,
-                                 main_process=training_args.should_save, max_steps=training_args.max_steps)
+    output_folder = OutputFolder(training_args.output_dir, {**description, **training_settings(training_args)},
+                                 overwrite=training_args.overwrite_output_dir, main_process=training_args.should_save,
+                                 max_steps=training_args.max_steps)
     with output_folder.locked():
         finished = output_folder.check()
         if finished is not None:
@@ -585,7 +594,7 @@ def train_from_arguments(
     check_not_in_place(model_args.model_name_or_path, training_args.output_dir)
     output_folder = OutputFolder(
         training_args.output_dir,
-        run_description(model_args, data_args, spec),
+        {**run_description(model_args, data_args, spec), **training_settings(training_args)},
         overwrite=training_args.overwrite_output_dir,
         main_process=training_args.should_save,
         max_steps=training_args.max_steps,
