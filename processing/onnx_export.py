@@ -36,7 +36,7 @@ from textrec.model_cards import resolve_model_path
 from textrec.model_cards.hub import check_folder_for_export
 
 from ..modeling.crnn import ctc_beam_search
-from . import slant_correction, textrec_onnx
+from . import luminance, slant_correction, textrec_onnx
 from .inference import SORT_WINDOW_BATCHES, load_recognizer
 from .pipeline_text_recognition import available_decodings, preferred_decoding
 
@@ -61,7 +61,7 @@ READER_FILE = Path(textrec_onnx.__file__).name
 """The reader, copied into the folder as it is."""
 EXPORTED_FILES = (textrec_onnx.MODEL_FILE, textrec_onnx.INT8_MODEL_FILE, textrec_onnx.CONFIG_FILE,
                   textrec_onnx.TOKENIZER_FILE, READER_FILE, "README.md", textrec_onnx.LANGUAGE_MODEL_FILE,
-                  textrec_onnx.BEAM_SEARCH_FILE, textrec_onnx.SLANT_CORRECTION_FILE)
+                  textrec_onnx.BEAM_SEARCH_FILE, textrec_onnx.SLANT_CORRECTION_FILE, textrec_onnx.LUMINANCE_FILE)
 """What an ONNX export writes: `overwrite` replaces these and nothing else."""
 
 
@@ -344,6 +344,7 @@ def export_onnx(model_name_or_path: str, output_dir: str | Path, overwrite: bool
     (output_dir / textrec_onnx.CONFIG_FILE).write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n")
     processor.tokenizer.backend_tokenizer.save(str(output_dir / textrec_onnx.TOKENIZER_FILE))
     shutil.copyfile(textrec_onnx.__file__, output_dir / READER_FILE)
+    shutil.copyfile(Path(luminance.__file__), output_dir / textrec_onnx.LUMINANCE_FILE)
     if "ctc_search" in config:
         shutil.copyfile(Path(ctc_beam_search.__file__), output_dir / textrec_onnx.BEAM_SEARCH_FILE)
     if processor.image_processor.deslant:

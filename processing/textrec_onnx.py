@@ -22,8 +22,9 @@ vocabulary; or, where the model reads by prefix beam search with a character n-g
 the n-gram's tables (`language_model.npz`). The graph returns per-column log-probabilities (`log_probs`, the blank
 at the pad id) and the mask of the columns that lie on the image (`column_mask`) for other decoders.
 
-This file is textrec's `textrec.processing.textrec_onnx`, copied as it is; it imports nothing of textrec but, inside
-textrec, the beam search's own file.
+This file is textrec's `textrec.processing.textrec_onnx`, copied as it is; it imports nothing of textrec but the files
+copied beside it (`luminance.py`, the grey of images PIL's conversions would lose, always; the beam search and the
+slant correction where the model needs them), or, inside textrec, their own modules.
 """
 
 import argparse
@@ -54,19 +55,14 @@ BEAM_SEARCH_FILE = "ctc_beam_search.py"
 """The prefix beam search and the n-gram's lookup, copied beside this file for a model that reads with them."""
 SLANT_CORRECTION_FILE = "slant_correction.py"
 """textrec's slant correction, copied beside this file for a model whose image processor deslants (NumPy and Pillow)."""
+LUMINANCE_FILE = "luminance.py"
+"""textrec's grey of images its conversions would lose (integer depths, colour alone), copied beside this file."""
 
 RESAMPLE = Image.Resampling.BICUBIC
 MIN_INK_CONTRAST = 24
 """Grey levels between the darkest and lightest pixels (2nd and 98th percentiles) below which an image is blank."""
 SIXTEEN_BIT_MODES = ("I;16", "I;16B", "I;16L", "I;16N")
-INTEGER_DEPTHS = (8, 10, 12, 14, 16)
-"""The bit depths an image stored in 16-bit integers may hold (textrec's `full_scale`)."""
 EXIF_ORIENTATION = 0x0112
-
-
-def full_scale(high: int) -> int:
-    """The white of an integer image whose largest value is `high`: that of the smallest depth holding it."""
-    return next((2**depth - 1 for depth in INTEGER_DEPTHS if high <= 2**depth - 1), 65535)
 
 
 # Image loading: textrec's `load_image`, for files, PIL images and 8-bit arrays.
@@ -94,42 +90,8 @@ def load_image(source) -> Image.Image:
         raise ValueError(f"zero-size image: width {image.width}, height {image.height}")
     image = _to_8bit_l_or_rgb(image)
     if image.mode == "RGB":
-        image = colour_contrast_grey(image) or image
+        image = _sibling_module(LUMINANCE_FILE).colour_contrast_grey(image) or image
     return image
-
-
-LOW_LUMINANCE_CONTRAST = 40
-"""Grey levels between the 1st and 99th percentiles of a colour image's luminance under which its colours are looked
-at (`colour_contrast_grey`): above it luminance keeps the text, as it does for nearly every photograph. Of the 1,030
-real scene-word development crops, 3 lie under 40 and read better by their colours (`crnn-lines`: `AT` -> `ATM`,
-`Looadg` -> `Colorado`; the third wrong both ways); the 3 at 44-47 read better by luminance (`AS` -> `At`)."""
-COLOUR_CONTRAST_GAIN = 2.0
-"""How many times more contrast a colour image's main colour axis must hold than its luminance to replace it."""
-
-
-def colour_contrast_grey(image: Image.Image) -> Image.Image | None:
-    """An RGB image as the grey of its colours' main axis (their first principal component), where its luminance
-    holds under `LOW_LUMINANCE_CONTRAST` grey levels and that axis at least `COLOUR_CONTRAST_GAIN` times as much: text
-    that differs from its ground in colour and hardly in brightness (red on blue, as a sign is painted), which
-    luminance would all but erase. The axis is signed to follow luminance (what is darker stays darker where
-    brightness tells them apart at all) and centred on its mean grey. None where luminance serves."""
-    rgb = np.asarray(image, dtype=np.float32)
-    step = max(1, round((rgb.shape[0] * rgb.shape[1] / 250_000) ** 0.5))  # percentiles of a sample of a large image
-    weights = np.array([0.299, 0.587, 0.114], dtype=np.float32)
-    sample = rgb[::step, ::step].reshape(-1, 3)
-    luma = sample @ weights
-    low, high = np.percentile(luma, (1, 99))
-    if high - low >= LOW_LUMINANCE_CONTRAST:
-        return None
-    centred = sample - sample.mean(axis=0)
-    axis = np.linalg.eigh(centred.T @ centred)[1][:, -1]
-    if np.dot(centred @ axis, luma - luma.mean()) < 0:
-        axis = -axis
-    axis_low, axis_high = np.percentile(centred @ axis, (1, 99))
-    if axis_high - axis_low < COLOUR_CONTRAST_GAIN * max(high - low, 1.0):
-        return None
-    grey = (rgb.reshape(-1, 3) - sample.mean(axis=0)) @ axis + float(luma.mean())
-    return Image.fromarray(np.clip(np.round(grey), 0, 255).astype(np.uint8).reshape(rgb.shape[:2]))
 
 
 def _to_8bit_l_or_rgb(image: Image.Image) -> Image.Image:
@@ -144,11 +106,13 @@ def _to_8bit_l_or_rgb(image: Image.Image) -> Image.Image:
         low, high = int(values.min()), int(values.max())
         if low < 0 or high > 65535:
             raise ValueError(f'a mode "I" image with values from {low} to {high}; expected 0..255 or 0..65535')
-        return Image.fromarray(np.round(values * (255.0 / full_scale(high))).astype(np.uint8))
+        white = _sibling_module(LUMINANCE_FILE).full_scale(high)
+        return Image.fromarray(np.round(values * (255.0 / white)).astype(np.uint8))
     if image.mode in SIXTEEN_BIT_MODES:
         values = np.asarray(image, dtype=np.float64)
         high = int(values.max()) if values.size else 0
-        return Image.fromarray(np.round(np.clip(values / full_scale(high), 0.0, 1.0) * 255.0).astype(np.uint8))
+        white = _sibling_module(LUMINANCE_FILE).full_scale(high)
+        return Image.fromarray(np.round(np.clip(values / white, 0.0, 1.0) * 255.0).astype(np.uint8))
     if image.has_transparency_data:
         rgba = image.convert("RGBA")
         white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
@@ -354,7 +318,8 @@ def ctc_best_path(log_probs: np.ndarray, column_mask: np.ndarray, blank_token_id
 
 
 TEXTREC_MODULES = {BEAM_SEARCH_FILE: "textrec.modeling.crnn.ctc_beam_search",
-                   SLANT_CORRECTION_FILE: "textrec.processing.slant_correction"}
+                   SLANT_CORRECTION_FILE: "textrec.processing.slant_correction",
+                   LUMINANCE_FILE: "textrec.processing.luminance"}
 """Where textrec keeps each file the reader may find beside it."""
 
 

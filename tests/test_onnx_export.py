@@ -125,7 +125,7 @@ def test_the_export_writes_the_int8_model_the_settings_and_the_card(crnn_lines_o
     names = {path.name for path in crnn_lines_onnx.iterdir()}
     # crnn-lines reads with a character n-gram: its tables and the search come beside the network.
     assert names == {"model.onnx", "model_int8.onnx", "onnx_config.json", "tokenizer.json", "textrec_onnx.py", "README.md",
-                     textrec_onnx.LANGUAGE_MODEL_FILE, textrec_onnx.BEAM_SEARCH_FILE}
+                     textrec_onnx.LUMINANCE_FILE, textrec_onnx.LANGUAGE_MODEL_FILE, textrec_onnx.BEAM_SEARCH_FILE}
     assert (crnn_lines_onnx / "model_int8.onnx").stat().st_size < (crnn_lines_onnx / "model.onnx").stat().st_size / 2
     config = json.loads((crnn_lines_onnx / "onnx_config.json").read_text())
     _, processor = load_recognizer("crnn-lines")
