@@ -149,7 +149,11 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     ends the run; `main` then exits with status 1."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from transformers.utils import logging as transformers_logging
+
     from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer
+
+    transformers_logging.disable_progress_bar()  # a bar for loading a few MB of weights on every run is noise
 
     if args.decoding is not None and args.decoding not in DECODINGS:
         parser.error(f"argument --decoding: invalid choice: {args.decoding!r} (choose from {', '.join(DECODINGS)})")
