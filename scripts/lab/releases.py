@@ -359,6 +359,12 @@ CRNN_LINES_LONG_S_COMMAND = shlex.join([
     *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=60",
     "--seed=47", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-27 (commit 18ab8e5)"
 """The command of the sixth `crnn-lines` (a long s in two faces, line-end breaks), which the seventh starts from."""
+CRNN_LINES_DOUBLE_HYPHEN_COMMAND = shlex.join([
+    "textrec-train", *CRNN_LINES_GERMAN_ARGUMENTS, f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3",
+    *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=75",
+    "--seed=48", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-27 (commit ba07016)"
+"""The command of the seventh `crnn-lines` (the double hyphen drawn with two strokes, Fraktur's I/J as J), which the
+eighth starts from."""
 
 
 SELF_ATTENTION_LINES_SYNTHETIC_COMMAND = shlex.join([
@@ -426,35 +432,39 @@ RELEASES = {
         # release's fp16 weights; released on 2026-11-25), then on new engine lines in which two of those faces have a
         # long s and German Fraktur lines may end in a broken word (from the fifth release's fp16 weights; released on
         # 2026-11-27), then on new engine lines whose breaks are drawn with two strokes in half of them and whose German
-        # Fraktur sets Fraktur's one capital I/J as J (from the sixth release's fp16 weights).
+        # Fraktur sets Fraktur's one capital I/J as J (from the sixth release's fp16 weights; released on 2026-11-27),
+        # then (2026-11-28) on new engine lines of which a tenth of the modern ones are set in small capitals (from the
+        # seventh release's fp16 weights).
         Release(
             name="crnn-lines",
             architecture="crnn",
             train_arguments=(
                 *CRNN_LINES_GERMAN_ARGUMENTS,
-                f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3",
+                f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1",
                 *ENGINE_STAGE_SETTINGS,
                 "--learning_rate=1e-4",
                 "--warmup_steps=100",
                 "--max_steps=2200",
-                "--max_train_minutes=75",
-                "--seed=48",
+                "--max_train_minutes=60",
+                "--seed=50",
             ),
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND,
-                              CRNN_LINES_LIGATURES_COMMAND, CRNN_LINES_FRAKTUR_FACES_COMMAND, CRNN_LINES_LONG_S_COMMAND),
+                              CRNN_LINES_LIGATURES_COMMAND, CRNN_LINES_FRAKTUR_FACES_COMMAND, CRNN_LINES_LONG_S_COMMAND,
+                              CRNN_LINES_DOUBLE_HYPHEN_COMMAND),
             test_sets=LINE_TEST_SETS,
             language_model=PRINT_LANGUAGE_MODEL,
-            training_data=("400,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+            training_data=("450,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
-                           "tight and loose crops): 100,000 in its first stage, then six stages of 50,000 new lines: "
+                           "tight and loose crops): 100,000 in its first stage, then seven stages of 50,000 new lines: "
                            "15% in Fraktur; 30% German text from Debian's fortunes-de and 25% in Fraktur, German lines "
                            "in Fraktur spelled with the long s; 30% German and 30% in Fraktur with the ligatures ch, ck "
                            "and tz drawn joined; the same, the Fraktur drawn from eight faces, UnifrakturMaguntia, "
                            "UnifrakturCook and Grenze Gotisch among them; the same, UnifrakturMaguntia and "
                            "UnifrakturCook with a long s made from their f, and 15% of German Fraktur lines ending in a "
                            "word broken with the double hyphen; the same, half of those breaks drawn with two strokes "
-                           "and Fraktur's capital I/J labelled J; all after 120,000 clean print and handwriting-style "
-                           "renderings; no real image"),
+                           "and Fraktur's capital I/J labelled J; the same, a tenth of the lines neither German nor in "
+                           "Fraktur set in small capitals and labelled in capitals; all after 120,000 clean print and "
+                           "handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
