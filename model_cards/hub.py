@@ -2,6 +2,7 @@
 
 `textrec-export` (`textrec.scripts.export`) writes one from a released name or a training run."""
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import torch
 from textrec.processing.pipeline_text_recognition import TextRecognitionPipeline
 
 from .card import WIDGET_IMAGE, card_for_repository
+
+logger = logging.getLogger(__name__)
 
 
 def stored_state_dict(model, dtype: torch.dtype | None = None) -> dict[str, torch.Tensor]:
@@ -44,6 +47,9 @@ def copy_model_card(source: str | Path, folder: str | Path, repo_id: str | None 
     source, folder = Path(source), Path(folder)
     card = source / "README.md"
     if not card.is_file():
+        logger.warning("%s has no model card (README.md), so the Hub folder %s has none: write one before publishing "
+                       "(a run's checkpoint has none; its run folder holds the card of the run's final model)",
+                       source, folder)
         return
     (folder / "README.md").write_text(card_for_repository(card.read_text(encoding="utf-8"), repo_id), encoding="utf-8")
     if (source / WIDGET_IMAGE).is_file():

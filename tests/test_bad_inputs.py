@@ -735,3 +735,14 @@ def test_evaluate_checks_output_json_before_any_work_and_creates_its_folder(mode
     output = tmp_path / "new" / "deeper" / "scores.json"
     scores = evaluate_cli.run(["--model", str(model_folder), "--num_samples", "2", "--output_json", str(output)])
     assert json.loads(output.read_text())["num_samples"] == scores["num_samples"] == 2
+
+
+def test_exporting_a_model_without_a_card_says_the_hub_folder_has_none(model_folder, tmp_path, caplog):
+    """A run's checkpoint has no card: its export must not pass for a published model with one."""
+    source = tmp_path / "checkpoint-2"
+    shutil.copytree(model_folder, source)
+    (source / "README.md").unlink(missing_ok=True)
+    with caplog.at_level("WARNING", logger="textrec"):
+        export_cli.run(["--model", str(source), "--output_dir", str(tmp_path / "hub")])
+    assert not (tmp_path / "hub" / "README.md").exists()
+    assert f"{source} has no model card (README.md), so the Hub folder {tmp_path / 'hub'} has none" in caplog.text
