@@ -8,6 +8,7 @@ from pathlib import Path
 
 import torch
 
+from textrec.processing import textrec_onnx
 from textrec.processing.pipeline_text_recognition import TextRecognitionPipeline
 
 from .card import WIDGET_IMAGE, card_for_repository
@@ -69,15 +70,15 @@ def textrec_code_files() -> frozenset[str]:
     return frozenset(path.name for path in root.rglob("*.py") if path.name != "__init__.py")
 
 
-def check_folder_for_export(folder: Path, overwrite: bool, exported_files: frozenset[str] = frozenset()) -> list[Path]:
-    """Refuses an `--output_dir` that holds files, unless `overwrite` and they are all an earlier export's (a Hub
-    export's `HUB_EXPORT_FILES` and code files, or `exported_files`, an ONNX export's); returns them, for the caller
-    to remove, so that no file of another model stays beside the new one. Entries whose names begin with a dot (a
-    Hub clone's `.git`, `.gitattributes`) are neither counted nor returned: they stay. A file no export writes (a
-    user's images, a dataset's `metadata.jsonl`) or a sub-folder refuses the folder even with `overwrite`: replacing
-    an export must not delete what the user keeps there."""
+def clear_folder_for_export(folder: Path, overwrite: bool) -> None:
+    """Makes `folder` ready for an export: refuses it if it holds files, unless `overwrite` and they are all an
+    earlier export's (a Hub export's `HUB_EXPORT_FILES` and code files, or an ONNX export's `EXPORTED_FILES`), which
+    are then removed, so that no file of another model stays beside the new one. Entries whose names begin with a dot
+    (a Hub clone's `.git`, `.gitattributes`) stay. A file no export writes (a user's images, a dataset's
+    `metadata.jsonl`) or a sub-folder refuses the folder even with `overwrite`: replacing an export must not delete
+    what the user keeps there."""
     if not folder.is_dir():
-        return []
+        return
     present = sorted(path for path in folder.iterdir() if not path.name.startswith("."))
     if present and not overwrite:
         names = [path.name for path in present]
@@ -85,11 +86,12 @@ def check_folder_for_export(folder: Path, overwrite: bool, exported_files: froze
         raise ValueError(f"--output_dir {folder} is not empty ({shown}): exporting would replace or mix with its "
                          "files. Choose a new or empty folder, or pass --overwrite_output_dir to replace an earlier "
                          "export there.")
-    known = HUB_EXPORT_FILES | exported_files | textrec_code_files()
+    known = HUB_EXPORT_FILES | set(textrec_onnx.EXPORTED_FILES) | textrec_code_files()
     foreign = [path.name + ("/" if path.is_dir() else "") for path in present if path.is_dir() or path.name not in known]
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise ValueError(f"--output_dir {folder} holds what no textrec export writes ({shown}): --overwrite_output_dir "
                          "replaces an earlier export only, and would delete them. Choose a new or empty folder.")
-    return present
+    for path in present:
+        path.unlink()
 

@@ -37,10 +37,10 @@ from .pipeline_text_recognition import (
 logger = logging.getLogger(__name__)
 
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+"""What a model folder needs besides the processor settings (`processor_config.json`)."""
 RUN_RECORD = "_textrec_run.json"
 """The record a training run keeps in its output folder (`textrec.processing.training.output_folder`): what the run
 is, and whether it has finished."""
-"""What a model folder needs besides the processor settings (`processor_config.json`)."""
 SETTINGS_FILES = (
     "config.json",
     "generation_config.json",

@@ -33,7 +33,7 @@ import torch
 from torch import nn
 
 from textrec.model_cards import resolve_model_path
-from textrec.model_cards.hub import check_folder_for_export
+from textrec.model_cards.hub import clear_folder_for_export
 
 from ..modeling.crnn import ctc_beam_search
 from . import luminance, slant_correction, textrec_onnx
@@ -59,10 +59,6 @@ INT8_CALIBRATION_LINES = 64
 captured look (scans and photos of print, `synthetic-lines:look=captured`), so that no real image is needed."""
 READER_FILE = Path(textrec_onnx.__file__).name
 """The reader, copied into the folder as it is."""
-EXPORTED_FILES = (textrec_onnx.MODEL_FILE, textrec_onnx.INT8_MODEL_FILE, textrec_onnx.CONFIG_FILE,
-                  textrec_onnx.TOKENIZER_FILE, READER_FILE, "README.md", textrec_onnx.LANGUAGE_MODEL_FILE,
-                  textrec_onnx.BEAM_SEARCH_FILE, textrec_onnx.SLANT_CORRECTION_FILE, textrec_onnx.LUMINANCE_FILE)
-"""What an ONNX export writes: `overwrite` replaces these and nothing else."""
 
 
 class CTCReadingPath(nn.Module):
@@ -310,13 +306,6 @@ def write_card(source: Path, output_dir: Path, model, processor, name: str) -> N
     ModelCard(f"---\n{ModelCardData(**data).to_yaml()}\n---\n\n{section}{card.text.lstrip()}").save(output_dir / "README.md")
 
 
-def check_onnx_output_folder(folder: Path, overwrite: bool) -> None:
-    """Refuses a folder that holds files, unless `overwrite` and they are an earlier export's (ONNX, `EXPORTED_FILES`,
-    or Hub): they are then removed, and nothing else is (`check_folder_for_export`), as the Hub export does."""
-    for path in check_folder_for_export(folder, overwrite, frozenset(EXPORTED_FILES)):
-        path.unlink()
-
-
 def export_onnx(model_name_or_path: str, output_dir: str | Path, overwrite: bool = False, int8: bool = True,
                 calibration_images: list | None = None) -> Path:
     """Writes the ONNX folder of `model_name_or_path` (a released line model's short name or a model folder) into
@@ -327,11 +316,11 @@ def export_onnx(model_name_or_path: str, output_dir: str | Path, overwrite: bool
     Raises:
         FileNotFoundError: no such model.
         ValueError: the model has no CTC head or its processor is not a line processor (`check_exportable`); the
-            folder holds files and `overwrite` is not set (`check_onnx_output_folder`).
+            folder holds files and `overwrite` is not set (`clear_folder_for_export`).
     """
     source = Path(resolve_model_path(model_name_or_path))
     output_dir = Path(output_dir)
-    check_onnx_output_folder(output_dir, overwrite)
+    clear_folder_for_export(output_dir, overwrite)
     model, processor = load_recognizer(str(source), dtype=torch.float32)
     name = source.name if source.is_dir() else model_name_or_path
     check_exportable(model, processor, name)

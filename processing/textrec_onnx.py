@@ -57,6 +57,9 @@ SLANT_CORRECTION_FILE = "slant_correction.py"
 """textrec's slant correction, copied beside this file for a model whose image processor deslants (NumPy and Pillow)."""
 LUMINANCE_FILE = "luminance.py"
 """textrec's grey of images its conversions would lose (integer depths, colour alone), copied beside this file."""
+EXPORTED_FILES = (MODEL_FILE, INT8_MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, Path(__file__).name, "README.md",
+                  LANGUAGE_MODEL_FILE, BEAM_SEARCH_FILE, SLANT_CORRECTION_FILE, LUMINANCE_FILE)
+"""What an ONNX export writes into its folder (this reader among them): an export over it replaces these."""
 
 RESAMPLE = Image.Resampling.BICUBIC
 MIN_INK_CONTRAST = 24

@@ -44,13 +44,11 @@ def check_output_folder(folder: Path, overwrite: bool) -> None:
     """Refuses a folder that holds files, unless `overwrite` and they are an earlier export's (Hub or ONNX: its code,
     settings, weights and card are then removed, so that no file of another model stays beside the new one); a
     training run's folder is refused either way (`check_not_a_training_run`), and so is a folder holding anything
-    else (`check_folder_for_export`)."""
-    from textrec.model_cards.hub import check_folder_for_export
-    from textrec.processing.onnx_export import EXPORTED_FILES
+    else (`clear_folder_for_export`)."""
+    from textrec.model_cards.hub import clear_folder_for_export
 
     check_not_a_training_run(folder)
-    for path in check_folder_for_export(folder, overwrite, frozenset(EXPORTED_FILES)):
-        path.unlink()
+    clear_folder_for_export(folder, overwrite)
 
 
 def export_model(model_name_or_path: str, output_dir: str | Path, dtype: str = "float32", overwrite: bool = False,

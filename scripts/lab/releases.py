@@ -703,18 +703,17 @@ def choose_decoding(model, processor, release: Release) -> DecodingChoice:
             cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
         return DecodingChoice(min(cers, key=cers.get), cers, "validation lines")
     choice = DecodingChoice("", chosen_on="real development sets")
+    speed_set_scores = None
     for decoding in decodings:
         model.generation_config.decoding = decoding
         results = choice.real_results[decoding] = evaluate_on_real_sets(model, processor, names=release.real_sets)
         choice.cers[decoding] = sum(scores["cer"] for scores in results.values()) / len(results)
-        speed = [scores["lines_per_second"] for label, scores in results.items()
-                 if real_set_of(label) is ALL_SETS[SPEED_SET]]
-        if speed:
-            choice.lines_per_second[decoding] = speed[0]
-    if choice.lines_per_second:
-        images = next(len(scores["predictions"]) for label, scores in choice.real_results[decodings[0]].items()
-                      if real_set_of(label) is ALL_SETS[SPEED_SET])
-        choice.tesseract_lines_per_second = tesseract_lines_per_second(SPEED_SET, limit=images)
+        speed_set_scores = next((scores for label, scores in results.items()
+                                 if real_set_of(label) is ALL_SETS[SPEED_SET]), None)
+        if speed_set_scores is not None:
+            choice.lines_per_second[decoding] = speed_set_scores["lines_per_second"]
+    if speed_set_scores is not None:
+        choice.tesseract_lines_per_second = tesseract_lines_per_second(SPEED_SET, limit=len(speed_set_scores["predictions"]))
     choice.decoding = fastest_enough_best(choice.cers, choice.lines_per_second, choice.tesseract_lines_per_second)
     return choice
 
