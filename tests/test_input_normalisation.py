@@ -73,6 +73,26 @@ def test_tight_and_loose_crops_frame_alike():
     assert np.array_equal(np.asarray(framed[0]), np.asarray(framed[1]))
 
 
+def test_wide_side_margins_are_cut_to_one_ink_height_and_narrow_ones_kept():
+    from textrec.processing import textrec_onnx
+    from textrec.processing.image_processing_text_recognition import MAX_SIDE_MARGIN
+
+    wide = line_image(width=400, height=30, box=(150, 8, 230, 22))  # ink 14 rows high, 150 and 170 columns of blank
+    trimmed = normalize_capture(wide, max_side_margin=MAX_SIDE_MARGIN)
+    assert trimmed.size == (ink_box(np.asarray(wide))[2] - 150 + 2 * 14, 30)
+    assert ink_box(np.asarray(trimmed))[0] == 14
+    onnx_trimmed = textrec_onnx.normalize_capture(wide, "auto", None, max_side_margin=MAX_SIDE_MARGIN)
+    assert np.array_equal(np.asarray(onnx_trimmed), np.asarray(trimmed))  # the ONNX reader's copy agrees
+    narrow = line_image()  # 20 columns of blank each side: under one ink height and a half, kept
+    assert normalize_capture(narrow, max_side_margin=1.5).size == narrow.size
+    assert normalize_capture(wide).size == wide.size  # None keeps every margin
+    blank = Image.new("L", (300, 30), 240)
+    assert normalize_capture(blank, max_side_margin=1.0).size == blank.size
+    assert TextRecognitionImageProcessor().max_side_margin == MAX_SIDE_MARGIN
+    with pytest.raises(ValueError, match="max_side_margin must be"):
+        TextRecognitionImageProcessor(max_side_margin=-1)
+
+
 def test_rgb_image_keeps_its_mode_and_background_colour():
     rgb = Image.merge("RGB", [line_image(), line_image(paper=200), line_image(paper=120)])
     framed = normalize_capture(rgb, crop_margin=0.5)
@@ -114,6 +134,8 @@ def variants(image: Image.Image) -> dict[str, Image.Image]:
         "half size": grey.resize((grey.width // 2, grey.height // 2), Image.Resampling.LANCZOS),
         "twice the size": grey.resize((grey.width * 2, grey.height * 2), Image.Resampling.BICUBIC),
         "loose crop": ImageOps.expand(grey, border=grey.height // 2, fill=int(np.median(np.asarray(grey)))),
+        "wide side margins": ImageOps.expand(grey, border=(5 * grey.height, 0, 4 * grey.height, 0),
+                                             fill=int(np.median(np.asarray(grey)))),
     }
 
 
@@ -140,8 +162,9 @@ def print_lines():
 def test_line_model_reads_every_variant_alike(print_lines, crop_margin):
     """Inverting is undone exactly, so it reads identically, language model and all; colour, scale and margins change
     pixels, so what the network sees (its best path) may differ from the original's by two characters in a hundred
-    (an O read as 0). A crop with a loose margin reads alike only where the processor crops to the ink
-    (`crop_margin`). The character n-gram `crnn-lines` reads with is left out of the second comparison: on the
+    (an O read as 0). A crop with blank margins of several line heights left and right reads alike by default (they
+    are cut to one ink height: `max_side_margin`; before, characters were made up in the blank); one loose on every
+    side only where the processor crops to the ink (`crop_margin`). The character n-gram `crnn-lines` reads with is left out of the second comparison: on the
     engine's lines of random characters it weighs a faint apostrophe against a small change of pixels (at half size
     3 characters in 94 differ, 2 of them in `NCeLUR 0ah2aC'{ {)EMi*`); the real-data tables measure it."""
     from textrec.processing.metrics.error_rate import error_rate
@@ -151,6 +174,7 @@ def test_line_model_reads_every_variant_alike(print_lines, crop_margin):
         "crnn-lines", images, crop_margin=crop_margin)
     expected = read("crnn-lines", images, num_beams=1, crop_margin=crop_margin)
     kinds = [kind for kind in variants(images[0]) if crop_margin is not None or kind != "loose crop"]
+    assert "wide side margins" in kinds
     readings = {
         kind: read("crnn-lines", [variants(image)[kind] for image in images], num_beams=1, crop_margin=crop_margin)
         for kind in kinds
@@ -159,6 +183,23 @@ def test_line_model_reads_every_variant_alike(print_lines, crop_margin):
     characters = sum(len(text) for text in expected)
     differences = {kind: round(error_rate(texts, expected, "character") * characters) for kind, texts in readings.items()}
     assert max(differences.values()) <= max(2, characters // 50), (differences, characters)  # two in a hundred
+
+
+def test_a_line_with_wide_blank_margins_reads_as_its_tight_crop():
+    """A line cropped with blank on either side several times its height reads as cropped tightly, language model
+    and all (`crnn-lines` read `Hello world 123` in a 300-pixel-wide image as `Hello world 123-`, and with more blank
+    `a Hello world 123-`, before `max_side_margin` cut such margins)."""
+    texts = ["Hello world 123", "Total due: 45.10", "Chapter IV. The river"]
+    tight, loose = [], []
+    for text in texts:
+        image = Image.new("L", (900, 40), 255)
+        ImageDraw.Draw(image).text((250, 6), text, fill=0, font_size=24)
+        left, _, right, _ = ink_box(np.asarray(image))
+        tight.append(image.crop((left - 6, 0, right + 6, 40)))
+        loose.append(image)
+    readings = read("crnn-lines", tight)
+    assert readings == read("crnn-lines", loose)
+    assert sum(reading == text for reading, text in zip(readings, texts)) >= 2
 
 
 def test_digit_reader_reads_mnist_polarity():
