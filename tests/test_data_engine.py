@@ -103,6 +103,34 @@ def test_small_capitals_are_drawn_smaller_than_capitals_and_labelled_as_capitals
         make_synthetic_lines(2, look="captured", small_caps_share=2.0, cache_dir=False)
 
 
+def test_book_marks_set_footnotes_page_numbers_dashes_and_quotes_where_the_face_has_them():
+    """`book_marks_share`: a line gets one of a book page's marks, in its label as drawn; a face without the dagger
+    gets none of its marks; lines without the lever stay as they were."""
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.data.book_marks import BOOK_MARK_CHARACTERS, FOOTNOTE_MARKS, with_book_marks
+
+    everything = lambda characters: True  # noqa: E731
+    ascii_only = lambda characters: all(ord(character) < 128 for character in characters)  # noqa: E731
+    rng = np.random.default_rng(0)
+    marked = [with_book_marks("Der Senn hat es gesagt.", rng, everything, quotes=("„", "“")) for _ in range(400)]
+    assert any(re.fullmatch(r"[*†‡]+\)? Der Senn hat es gesagt\.", line) for line in marked)  # a footnote
+    assert any(re.search(r"\w[*†‡]+\)?[ .]", line) and not line[0] in "*†‡" for line in marked)  # a reference
+    assert any(re.fullmatch(r"\W*\d+\W*", line) for line in marked)  # a page number
+    assert any(" – " in line for line in marked) and any(line.startswith("„") for line in marked)
+    assert all(line.replace(" – ", " ").replace("„", "").replace("“", "").strip("*†‡) ") for line in marked)
+    plain = [with_book_marks("Der Senn hat es gesagt.", rng, ascii_only) for _ in range(200)]
+    assert not any(set(line) & set(BOOK_MARK_CHARACTERS + "„“—") for line in plain)
+    assert any(mark in line for line in plain for mark in FOOTNOTE_MARKS if ascii_only(mark))
+    lines = make_synthetic_lines(30, seed=5, look="captured", book_marks_share=1.0, cache_dir=False)
+    default = make_synthetic_lines(30, seed=5, look="captured", cache_dir=False)
+    assert sum(a != b for a, b in zip(lines["text"], default["text"])) > 15
+    assert any(set(text) & set(BOOK_MARK_CHARACTERS) for text in lines["text"])
+    assert make_synthetic_lines(12, seed=5, look="captured", book_marks_share=0.0, cache_dir=False)["text"] == \
+        default["text"][:12]
+    with pytest.raises(ValueError, match="book_marks_share"):
+        make_synthetic_lines(2, look="captured", book_marks_share=-0.1, cache_dir=False)
+
+
 def test_math_fraktur_letters_map_to_unicode_fraktur_and_the_rest_stays():
     from textrec.processing.data.fraktur import to_math_fraktur
 

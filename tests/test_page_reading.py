@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -526,6 +527,34 @@ def test_synthetic_pages_are_reproducible_and_their_lines_lie_on_the_page():
     for line in lines:
         x0, y0, x1, y1 = polygon_to_box(line["polygon"])
         assert -2 <= x0 < x1 <= first.width + 2 and -2 <= y0 < y1 <= first.height + 2
+
+
+def test_book_pages_carry_page_numbers_between_spaced_dashes_boxed_as_one_line():
+    """The real book pages number themselves `— 170 —`, the dashes set well apart from the number; the detector, which
+    had never seen that, boxed the number alone. The engine's book pages carry such numbers, one line each, the box
+    around the dashes too."""
+    from textrec.processing.data.fonts import list_fonts
+    from textrec.processing.data.synthetic_pages import _number_page, _Typesetter, render_page
+
+    assert any(re.fullmatch(r"[—–-] \d+ [—–-]", line["text"]) for index in range(16) for line in render_page(7, index)[1])
+    fonts = tuple(str(path) for path in list_fonts("print"))[:5]
+    spaced = 0
+    for seed in range(12):
+        page = Image.new("L", (600, 800), 255)
+        setter = _Typesetter(np.random.default_rng(seed), page, 0, None)
+        left, top, right, bottom = _number_page(setter, fonts, (50, 40, 550, 760), (14, 30))
+        (line,) = setter.lines
+        x0, y0, x1, y1 = (round(value) for value in polygon_to_box(line["polygon"]))
+        assert (left, right) == (50, 550) and (y1 <= top or y0 >= bottom)  # the text's room is left free of it
+        assert abs((x0 + x1) / 2 - 300) < 3  # centred
+        columns = np.flatnonzero((np.asarray(page.crop((x0, y0, x1, y1))) < 128).any(axis=0))
+        assert columns[0] <= 4 and columns[-1] >= x1 - x0 - 5  # the box's ends are ink: the dashes' when there are
+        if re.fullmatch(r"[—–-] \d+ [—–-]", line["text"]):
+            spaced += 1
+            assert np.diff(columns).max() > (y1 - y0) / 4  # the dashes set apart from the number
+        else:
+            assert re.fullmatch(r"\d+", line["text"])
+    assert 4 <= spaced <= 11
 
 
 def text_page() -> Image.Image:

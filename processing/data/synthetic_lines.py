@@ -35,6 +35,7 @@ import PIL
 from PIL import Image, ImageDraw, ImageFont
 
 from .augmentation import augment as augment_image
+from .book_marks import with_book_marks
 from .capture_effects import scan_effects, scene_composite
 from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only, list_fonts
 from .fraktur import (
@@ -235,6 +236,7 @@ def _render_example(
     german_fraktur: tuple[tuple[str, bool], ...] = (),
     old_umlaut_share: float = 0.0,
     small_caps_share: float = 0.0,
+    book_marks_share: float = 0.0,
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
@@ -252,7 +254,7 @@ def _render_example(
     path = candidates[int(rng.integers(len(candidates)))]
     if path in caps_only_fonts:
         text = text.upper()
-    drawn, joined_pairs, small_caps_scale = text, (), None
+    joined_pairs, small_caps_scale = (), None
     in_fraktur = bool(fraktur_share) and rng.random() < fraktur_share  # drawn only when asked: others stay as they were
     if in_fraktur:
         path, math_alphabet = fraktur[int(rng.integers(len(fraktur)))]
@@ -262,6 +264,11 @@ def _render_example(
                 text = break_last_word(text, rng)
         if not font_covers(path, LONG_S):  # a face without the long s sets every s round
             text = text.replace(LONG_S, "s")
+    if book_marks_share and rng.random() < book_marks_share:  # drawn only when asked
+        text = with_book_marks(text, rng, lambda characters: path is not None and font_covers(path, characters),
+                               quotes=("„", "“") if in_fraktur and german else ('"', '"'))
+    drawn = text
+    if in_fraktur:
         drawn = as_printed(text, double=rng.random() < DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE)
         joined_pairs = FRAKTUR_LIGATURES
         if math_alphabet:
@@ -312,6 +319,7 @@ def make_synthetic_lines(
     german_share: float = 0.0,
     old_umlaut_share: float = 0.0,
     small_caps_share: float = 0.0,
+    book_marks_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -345,6 +353,9 @@ def make_synthetic_lines(
         small_caps_share: with ``look="captured"``, the share of the lines neither German nor in Fraktur set in small
             capitals (:func:`draw_small_caps`: lower-case letters drawn as smaller capitals, `SMALL_CAPS_SCALE`),
             labelled in capitals (:func:`small_caps_label`), as forms, title pages and headings set them.
+        book_marks_share: the share of lines given one of a book page's marks (:mod:`.book_marks`: a footnote
+            reference or a footnote's mark, a page number, an en dash, an opening quotation), labelled with them: the
+            dagger, double dagger and en dash are beyond printable ASCII (``BOOK_MARK_CHARACTERS``).
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
@@ -381,6 +392,8 @@ def make_synthetic_lines(
         raise ValueError(f"old_umlaut_share must be within 0 and 1, got {old_umlaut_share}")
     if not 0 <= small_caps_share <= 1:
         raise ValueError(f"small_caps_share must be within 0 and 1, got {small_caps_share}")
+    if not 0 <= book_marks_share <= 1:
+        raise ValueError(f"book_marks_share must be within 0 and 1, got {book_marks_share}")
     german_fonts = {style: _fonts_for(style, charset + GERMAN_LETTERS) for style in styles} if german_share else None
     german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(path, (
         COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS
@@ -412,6 +425,7 @@ def make_synthetic_lines(
                                               + [Path(path) for path, _ in german_fraktur])} if german_share else {}),
         **({"old_umlaut_share": old_umlaut_share} if old_umlaut_share else {}),
         **({"small_caps_share": small_caps_share} if small_caps_share else {}),
+        **({"book_marks_share": book_marks_share} if book_marks_share else {}),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
     }
@@ -436,6 +450,7 @@ def make_synthetic_lines(
             "german_fraktur": german_fraktur,
             "old_umlaut_share": old_umlaut_share,
             "small_caps_share": small_caps_share,
+            "book_marks_share": book_marks_share,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(

@@ -46,13 +46,16 @@ FEATURES = datasets.Features({"image": datasets.Image(), "lines": datasets.Value
 
 PAGE_LONG_SIDE = (640, 1400)
 """The page's longer side in pixels (the detector scales pages to 1280)."""
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """Bumped whenever rendering changes, so that older cache entries are not reused."""
 LAYOUTS = {"book": 0.35, "newspaper": 0.2, "receipt": 0.25, "form": 0.2}
 """The kinds of page and their shares."""
 BODY_TEXT_SIZES = {"book": (12, 34), "newspaper": (7, 18), "receipt": (12, 30), "form": (10, 24)}
 """Font sizes in pixels of each kind's body text."""
 FRAKTUR_PAGE_SHARE = {"book": 0.3, "newspaper": 0.4, "receipt": 0.0, "form": 0.0}
+PAGE_NUMBER_SHARE = 0.6
+PAGE_NUMBER_DASHES = ("—", "–", "-")
+"""Share of book pages with a page number at their head or foot, and the dashes it may stand between."""
 SKEW_DEGREES = 3.0
 SKEW_SHARE = 0.5
 INVERTED_SHARE = 0.08
@@ -122,6 +125,20 @@ class _Typesetter:
             return
         self.draw.text((x, y), drawn, font=font, fill=self.ink)
         self.lines.append({"text": text, "polygon": [[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]]})
+
+    def put_spaced(self, x: float, y: float, pieces: list[str], gap: float, font: ImageFont.FreeTypeFont) -> None:
+        """`pieces` drawn `gap` pixels apart from `x` on, as one line (`— 170 —`): its text the pieces with one space
+        between them, its box around all of them."""
+        boxes = []
+        for piece in pieces:
+            drawn = self.drawn(piece)
+            boxes.append(self.draw.textbbox((x, y), drawn, font=font))
+            self.draw.text((x, y), drawn, font=font, fill=self.ink)
+            x += font.getlength(drawn) + gap
+        left, top = min(box[0] for box in boxes), min(box[1] for box in boxes)
+        right, bottom = max(box[2] for box in boxes), max(box[3] for box in boxes)
+        self.lines.append({"text": " ".join(pieces),
+                           "polygon": [[left, top], [right, top], [right, bottom], [left, bottom]]})
 
 
 def _choose(rng: np.random.Generator, shares: dict[str, float]) -> str:
@@ -219,6 +236,28 @@ def _lay_out_rows(setter: _Typesetter, fonts: tuple[str, ...], box: tuple[float,
         y += size * rng.uniform(1.2, 1.8)
 
 
+def _number_page(setter: _Typesetter, fonts: tuple[str, ...], box: tuple[float, float, float, float],
+                 size_range: tuple[int, int]) -> tuple[float, float, float, float]:
+    """A book page's number, centred at its head or foot, alone or between dashes set well apart from it (`— 170 —`,
+    as the 19th-century books of the real pages print it); returns what is left of `box` for the text."""
+    rng = setter.rng
+    left, top, right, bottom = box
+    size = int(rng.integers(*size_range))
+    path = setter.fraktur[0] if setter.fraktur else fonts[int(rng.integers(len(fonts)))]
+    font = _font(path, size)
+    number = str(int(rng.integers(1, 1000)))
+    dashes = [dash for dash in PAGE_NUMBER_DASHES if dash and font_covers(path, dash)]
+    dash = dashes[int(rng.integers(len(dashes)))] if dashes and rng.random() < 0.7 else ""
+    pieces = [dash, number, dash] if dash else [number]
+    gap = size * float(rng.uniform(0.3, 2.0))
+    width = sum(setter.length(font, piece) for piece in pieces) + gap * (len(pieces) - 1)
+    at_head = rng.random() < 0.6
+    y = top if at_head else bottom - size * 1.3
+    setter.put_spaced(left + (right - left - width) / 2, y, pieces, gap, font)
+    room = size * float(rng.uniform(1.8, 3.5))
+    return (left, top + room, right, bottom) if at_head else (left, top, right, bottom - room)
+
+
 def _rotate(image: Image.Image, lines: list[dict], degrees: float, fill: int) -> Image.Image:
     """The page turned by `degrees` (counter-clockwise) about its centre, its lines' polygons with it."""
     rotated = image.rotate(degrees, resample=Image.Resampling.BICUBIC, fillcolor=fill)
@@ -253,6 +292,8 @@ def render_page(seed: int, index: int) -> tuple[Image.Image, list[dict]]:
     box = (margins[0], margins[1], width - margins[0], height - margins[1] * rng.uniform(0.5, 1.5))
     sizes = BODY_TEXT_SIZES[layout]
     if layout == "book":
+        if rng.random() < PAGE_NUMBER_SHARE:
+            box = _number_page(setter, fonts, box, sizes)
         _lay_out_columns(setter, fonts, box, 1 if rng.random() < 0.8 else 2, sizes, layout)
     elif layout == "newspaper":
         _lay_out_columns(setter, fonts, box, int(rng.integers(2, 6)), sizes, layout)
