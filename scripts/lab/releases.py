@@ -26,6 +26,7 @@ import torch
 
 from textrec.processing import DEFAULT_CHARSET
 from textrec.processing.data import load_text_recognition_dataset
+from textrec.processing.data.book_marks import BOOK_MARK_CHARACTERS
 from textrec.processing.data.german_print import GERMAN_PRINT_CHARACTERS, historic_spelling, load_german_corpus
 from textrec.processing.data.text_sampling import load_corpus
 from textrec.processing.inference import available_decodings, load_recognizer, recognize
@@ -365,6 +366,13 @@ CRNN_LINES_DOUBLE_HYPHEN_COMMAND = shlex.join([
     "--seed=48", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-27 (commit ba07016)"
 """The command of the seventh `crnn-lines` (the double hyphen drawn with two strokes, Fraktur's I/J as J), which the
 eighth starts from."""
+CRNN_LINES_SMALL_CAPS_COMMAND = shlex.join([
+    "textrec-train", *CRNN_LINES_GERMAN_ARGUMENTS,
+    f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1", *ENGINE_STAGE_SETTINGS,
+    "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=60", "--seed=50",
+    "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 4ebc368)"
+"""The command of the eighth `crnn-lines` (a tenth of the modern lines in small capitals), which the ninth starts
+from."""
 
 
 SELF_ATTENTION_LINES_SYNTHETIC_COMMAND = shlex.join([
@@ -433,29 +441,33 @@ RELEASES = {
         # long s and German Fraktur lines may end in a broken word (from the fifth release's fp16 weights; released on
         # 2026-11-27), then on new engine lines whose breaks are drawn with two strokes in half of them and whose German
         # Fraktur sets Fraktur's one capital I/J as J (from the sixth release's fp16 weights; released on 2026-11-27),
-        # then (2026-11-28) on new engine lines of which a tenth of the modern ones are set in small capitals (from the
-        # seventh release's fp16 weights).
+        # then on new engine lines of which a tenth of the modern ones are set in small capitals (from the seventh
+        # release's fp16 weights; released on 2026-11-28), then (2026-11-28) with the dagger, double dagger and en
+        # dash added to its vocabulary on new engine lines of which 15% carry a book page's marks (footnote marks and
+        # footnotes, page numbers, en dashes, opening quotes; from the eighth release's fp16 weights).
         Release(
             name="crnn-lines",
             architecture="crnn",
             train_arguments=(
-                *CRNN_LINES_GERMAN_ARGUMENTS,
-                f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1",
+                "--model=crnn",
+                "--model_name_or_path=crnn-lines",
+                f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
+                f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15",
                 *ENGINE_STAGE_SETTINGS,
                 "--learning_rate=1e-4",
                 "--warmup_steps=100",
                 "--max_steps=2200",
                 "--max_train_minutes=60",
-                "--seed=50",
+                "--seed=51",
             ),
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND,
                               CRNN_LINES_LIGATURES_COMMAND, CRNN_LINES_FRAKTUR_FACES_COMMAND, CRNN_LINES_LONG_S_COMMAND,
-                              CRNN_LINES_DOUBLE_HYPHEN_COMMAND),
+                              CRNN_LINES_DOUBLE_HYPHEN_COMMAND, CRNN_LINES_SMALL_CAPS_COMMAND),
             test_sets=LINE_TEST_SETS,
             language_model=PRINT_LANGUAGE_MODEL,
-            training_data=("450,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+            training_data=("500,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
-                           "tight and loose crops): 100,000 in its first stage, then seven stages of 50,000 new lines: "
+                           "tight and loose crops): 100,000 in its first stage, then eight stages of 50,000 new lines: "
                            "15% in Fraktur; 30% German text from Debian's fortunes-de and 25% in Fraktur, German lines "
                            "in Fraktur spelled with the long s; 30% German and 30% in Fraktur with the ligatures ch, ck "
                            "and tz drawn joined; the same, the Fraktur drawn from eight faces, UnifrakturMaguntia, "
@@ -463,7 +475,9 @@ RELEASES = {
                            "UnifrakturCook with a long s made from their f, and 15% of German Fraktur lines ending in a "
                            "word broken with the double hyphen; the same, half of those breaks drawn with two strokes "
                            "and Fraktur's capital I/J labelled J; the same, a tenth of the lines neither German nor in "
-                           "Fraktur set in small capitals and labelled in capitals; all after 120,000 clean print and "
+                           "Fraktur set in small capitals and labelled in capitals; the same, 15% of all with a book "
+                           "page's marks (footnote marks such as *) and the dagger, footnotes, page numbers between "
+                           "dashes, en dashes, opening quotes); all after 120,000 clean print and "
                            "handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
