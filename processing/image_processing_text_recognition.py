@@ -439,31 +439,42 @@ first 300 development lines of each real set read with `crnn-lines` at 16.80% (r
 and 14.25% (forms) against 6.51%, 2.51% and 6.80% tight (characters made up in the blank); with the margins cut to
 one ink height, 7.72%, 2.41% and 7.39%, the tight crops unchanged (half an ink height and two: worse on loose crops,
 or on the development scene words)."""
+MAX_VERTICAL_MARGIN = 0.5
+"""The highest blank margin kept above and below a line's ink, in ink heights (`max_vertical_margin`). With 1 to 3
+line heights of blank above and below, the text reaches the model too small: the ninth `crnn-lines` read the first
+400 development lines of receipts, historic print and forms so at 89.3%, 77.9% and 97.2% (scene words 90.8%); with
+such blank cut to half an ink height at 14.0%, 5.7%, 30.5% and 37.6%, the lines as cut at 5.96%, 2.27%, 6.72%,
+14.41% (5.82%, 2.27%, 7.00%, 14.10% uncut; one ink height: 30.7%, 36.2%, 61.0%, 59.3% loose)."""
 
 
-def trim_side_margins(image: Image.Image, luminance: np.ndarray, max_side_margin: float) -> tuple[Image.Image, np.ndarray]:
-    """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink (`ink_box`)
-    cut to that width; the rows and a narrower margin stay as they are (a blank image too)."""
+def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margin: float | None,
+                       max_vertical_margin: float | None = None) -> Image.Image:
+    """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink (`ink_box`),
+    or higher than `max_vertical_margin` above or below it, cut to that size (None: those margins stay); a narrower
+    margin, and a blank image, stay as they are."""
     box = ink_box(luminance)
     if box is None:
-        return image, luminance
+        return image
     left, top, right, bottom = box
-    limit = round(max_side_margin * (bottom - top))
-    start, end = max(0, left - limit), min(image.width, right + limit)
-    if (start, end) == (0, image.width):
-        return image, luminance
-    return image.crop((start, 0, end, image.height)), luminance[:, start:end]
+    crop = [0, 0, image.width, image.height]
+    if max_side_margin is not None:
+        limit = round(max_side_margin * (bottom - top))
+        crop[0], crop[2] = max(0, left - limit), min(image.width, right + limit)
+    if max_vertical_margin is not None:
+        limit = round(max_vertical_margin * (bottom - top))
+        crop[1], crop[3] = max(0, top - limit), min(image.height, bottom + limit)
+    return image if crop == [0, 0, image.width, image.height] else image.crop(tuple(crop))
 
 
 def normalize_capture(
     image: Image.Image, text_polarity: str = "auto", crop_margin: float | None = None, deslant: bool = False,
-    max_side_margin: float | None = None,
+    max_side_margin: float | None = None, max_vertical_margin: float | None = None,
 ) -> Image.Image:
     """The image as the model expects to see any capture of its text: dark text on a light background
     (`text_polarity`), and, with `crop_margin`, cropped to its ink (`ink_box`) with a margin of `crop_margin`
     times the ink's height on every side, filled with the background's grey, so that a tight and a loose crop
-    of the same text become the same image; else, with `max_side_margin`, its blank margins left and right cut to
-    that many ink heights where wider (`trim_side_margins`); with `deslant`, sheared first so that leaning
+    of the same text become the same image; else, with `max_side_margin` and `max_vertical_margin`, its blank margins
+    left and right, and above and below, cut to that many ink heights where wider (`trim_blank_margins`); with `deslant`, sheared first so that leaning
     handwriting stands upright (`slant_correction.deslant`). An 8-bit "L" or "RGB" image in, the same mode out."""
     if text_polarity not in TEXT_POLARITIES:
         raise ValueError(f"text_polarity must be one of {TEXT_POLARITIES}, got {text_polarity!r}")
@@ -474,7 +485,7 @@ def normalize_capture(
         image = deslant_image(image, background_fill(image, luminance), otsu_threshold(luminance))
         luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
-        return image if max_side_margin is None else trim_side_margins(image, luminance, max_side_margin)[0]
+        return trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin)
     box = ink_box(luminance)
     if box is None:
         return image
@@ -515,6 +526,7 @@ class TextRecognitionImageProcessorKwargs(ImagesKwargs, total=False):
     text_polarity: str
     crop_margin: float | None
     max_side_margin: float | None
+    max_vertical_margin: float | None
     deslant: bool
     glyph_height_range: list[float] | None
     min_right_padding: int
@@ -554,7 +566,9 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             keeps the image's own margins.
         max_side_margin (`float`, *optional*, defaults to `MAX_SIDE_MARGIN`): where `crop_margin` is None, cut a
             blank margin wider than this many ink heights left or right of the ink to that width
-            (`trim_side_margins`), so that a line cropped loosely reads as one cropped tightly. None keeps them.
+            (`trim_blank_margins`), so that a line cropped loosely reads as one cropped tightly. None keeps them.
+            Line images only (`resize_mode="keep_aspect"`: `margin_limits`).
+        max_vertical_margin (`float`, *optional*, defaults to `MAX_VERTICAL_MARGIN`): the same above and below.
         deslant (`bool`, defaults to `False`): shear each image so that leaning handwriting stands upright
             (`slant_correction`), before the crop; for handwriting readers, which then learn and read upright
             strokes whatever the writer's slant.
@@ -590,6 +604,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         text_polarity: str = "auto",
         crop_margin: float | None = None,
         max_side_margin: float | None = MAX_SIDE_MARGIN,
+        max_vertical_margin: float | None = MAX_VERTICAL_MARGIN,
         deslant: bool = False,
         glyph_height_range: Sequence[float] | None = None,
         min_right_padding: int = 16,
@@ -622,8 +637,9 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             raise ValueError(f"deslant must be True or False, got {deslant!r}")
         if crop_margin is not None and not (isinstance(crop_margin, (int, float)) and 0 <= crop_margin <= 2):
             raise ValueError(f"crop_margin must be None or a number of ink heights from 0 to 2, got {crop_margin!r}")
-        if max_side_margin is not None and not (isinstance(max_side_margin, (int, float)) and max_side_margin >= 0):
-            raise ValueError(f"max_side_margin must be None or a number of ink heights >= 0, got {max_side_margin!r}")
+        for name, value in (("max_side_margin", max_side_margin), ("max_vertical_margin", max_vertical_margin)):
+            if value is not None and not (isinstance(value, (int, float)) and value >= 0):
+                raise ValueError(f"{name} must be None or a number of ink heights >= 0, got {value!r}")
         if glyph_height_range is not None:
             if resize_mode != "limits":
                 raise ValueError(f'glyph_height_range needs resize_mode="limits", not {resize_mode!r}')
@@ -660,9 +676,18 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         self.text_polarity = text_polarity
         self.crop_margin = crop_margin
         self.max_side_margin = max_side_margin
+        self.max_vertical_margin = max_vertical_margin
         self.deslant = deslant
         self.glyph_height_range = glyph_height_range
         self.min_right_padding = min_right_padding
+
+    @property
+    def margin_limits(self) -> tuple[float | None, float | None]:
+        """`(max_side_margin, max_vertical_margin)` for line images (`resize_mode="keep_aspect"`); `(None, None)` in
+        the other modes, whose formulas and digit strings are scaled by their own measures (`glyph_height_range`)."""
+        if self.resize_mode != "keep_aspect":
+            return None, None
+        return self.max_side_margin, self.max_vertical_margin
 
     @property
     def pads(self) -> bool:
@@ -678,7 +703,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
     def to_dict(self) -> dict:
         # BaseImageProcessor.to_dict drops None values; keep the optional settings visible in the saved config.
         return {**super().to_dict(), "padding_value": self.padding_value, "crop_margin": self.crop_margin,
-                "max_side_margin": self.max_side_margin, "glyph_height_range": self.glyph_height_range}
+                "max_side_margin": self.max_side_margin, "max_vertical_margin": self.max_vertical_margin,
+                "glyph_height_range": self.glyph_height_range}
 
     def _per_channel(self, name: str, value: float | Sequence[float]) -> list[float]:
         values = [float(value)] * self.num_channels if np.isscalar(value) else [float(v) for v in value]
@@ -782,8 +808,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
                 return (f"it looks blank (its darkest and lightest pixels differ by {high - low:.0f} grey levels): there "
                         "is no text in it to read")
         if image is not None and self.resize_mode == "keep_aspect":
-            luminance = np.asarray(normalize_capture(image.convert("L"), self.text_polarity,
-                                                     max_side_margin=self.max_side_margin))
+            luminance = np.asarray(normalize_capture(image.convert("L"), self.text_polarity, None, False,
+                                                     *self.margin_limits))
             lines = text_line_count(luminance)
             if lines <= 1 and self.text_polarity == "auto" and may_be_page(255 - luminance):
                 # A page photographed or scanned on a dark ground can pass for light text on dark.
@@ -815,7 +841,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
     def _image_to_array(self, image: Image.Image, scale: float = 1.0) -> np.ndarray:
         """8-bit L/RGB image -> float32 (num_channels, resized_height, resized_width), normalised."""
         image = image.convert("L" if self.num_channels == 1 else "RGB")
-        image = normalize_capture(image, self.text_polarity, self.crop_margin, self.deslant, self.max_side_margin)
+        image = normalize_capture(image, self.text_polarity, self.crop_margin, self.deslant, *self.margin_limits)
         if self.glyph_height_range is not None:
             glyphs = estimate_glyph_height(np.asarray(image.convert("L")))
             if glyphs is not None:

@@ -73,9 +73,9 @@ def test_tight_and_loose_crops_frame_alike():
     assert np.array_equal(np.asarray(framed[0]), np.asarray(framed[1]))
 
 
-def test_wide_side_margins_are_cut_to_one_ink_height_and_narrow_ones_kept():
+def test_wide_blank_margins_are_cut_and_narrow_ones_kept():
     from textrec.processing import textrec_onnx
-    from textrec.processing.image_processing_text_recognition import MAX_SIDE_MARGIN
+    from textrec.processing.image_processing_text_recognition import MAX_SIDE_MARGIN, MAX_VERTICAL_MARGIN
 
     wide = line_image(width=400, height=30, box=(150, 8, 230, 22))  # ink 14 rows high, 150 and 170 columns of blank
     trimmed = normalize_capture(wide, max_side_margin=MAX_SIDE_MARGIN)
@@ -83,14 +83,21 @@ def test_wide_side_margins_are_cut_to_one_ink_height_and_narrow_ones_kept():
     assert ink_box(np.asarray(trimmed))[0] == 14
     onnx_trimmed = textrec_onnx.normalize_capture(wide, "auto", None, max_side_margin=MAX_SIDE_MARGIN)
     assert np.array_equal(np.asarray(onnx_trimmed), np.asarray(trimmed))  # the ONNX reader's copy agrees
-    narrow = line_image()  # 20 columns of blank each side: under one ink height and a half, kept
-    assert normalize_capture(narrow, max_side_margin=1.5).size == narrow.size
+    tall = line_image(width=120, height=100, box=(20, 40, 100, 54))  # 40 and 46 rows of blank above and below
+    cut = normalize_capture(tall, max_vertical_margin=MAX_VERTICAL_MARGIN)
+    assert cut.size == (120, 14 + 2 * 7) and ink_box(np.asarray(cut))[1] == 7
+    onnx_cut = textrec_onnx.normalize_capture(tall, "auto", None, max_vertical_margin=MAX_VERTICAL_MARGIN)
+    assert np.array_equal(np.asarray(onnx_cut), np.asarray(cut))
+    narrow = line_image()  # 20 columns of blank each side, 8 rows above and below: kept
+    assert normalize_capture(narrow, max_side_margin=1.5, max_vertical_margin=0.6).size == narrow.size
     assert normalize_capture(wide).size == wide.size  # None keeps every margin
     blank = Image.new("L", (300, 30), 240)
-    assert normalize_capture(blank, max_side_margin=1.0).size == blank.size
-    assert TextRecognitionImageProcessor().max_side_margin == MAX_SIDE_MARGIN
-    with pytest.raises(ValueError, match="max_side_margin must be"):
-        TextRecognitionImageProcessor(max_side_margin=-1)
+    assert normalize_capture(blank, max_side_margin=1.0, max_vertical_margin=0.5).size == blank.size
+    processor = TextRecognitionImageProcessor()
+    assert (processor.max_side_margin, processor.max_vertical_margin) == (MAX_SIDE_MARGIN, MAX_VERTICAL_MARGIN)
+    for setting in ("max_side_margin", "max_vertical_margin"):
+        with pytest.raises(ValueError, match=f"{setting} must be"):
+            TextRecognitionImageProcessor(**{setting: -1})
 
 
 def test_rgb_image_keeps_its_mode_and_background_colour():
@@ -186,9 +193,9 @@ def test_line_model_reads_every_variant_alike(print_lines, crop_margin):
 
 
 def test_a_line_with_wide_blank_margins_reads_as_its_tight_crop():
-    """A line cropped with blank on either side several times its height reads as cropped tightly, language model
-    and all (`crnn-lines` read `Hello world 123` in a 300-pixel-wide image as `Hello world 123-`, and with more blank
-    `a Hello world 123-`, before `max_side_margin` cut such margins)."""
+    """A line cropped with blank on either side several times its height, or above and below it, reads as cropped
+    tightly, language model and all (`crnn-lines` read `Hello world 123` in a 300-pixel-wide image as
+    `Hello world 123-`, and with more blank `a Hello world 123-`, before `max_side_margin` cut such margins)."""
     texts = ["Hello world 123", "Total due: 45.10", "Chapter IV. The river"]
     tight, loose = [], []
     for text in texts:
@@ -199,6 +206,8 @@ def test_a_line_with_wide_blank_margins_reads_as_its_tight_crop():
         loose.append(image)
     readings = read("crnn-lines", tight)
     assert readings == read("crnn-lines", loose)
+    tall = [ImageOps.expand(image, border=(0, 60, 0, 80), fill=255) for image in tight]  # blank of 1.5-2 line heights
+    assert read("crnn-lines", tall) == readings  # read as `--—` before `max_vertical_margin`
     assert sum(reading == text for reading, text in zip(readings, texts)) >= 2
 
 

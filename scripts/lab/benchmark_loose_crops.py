@@ -1,12 +1,13 @@
-"""Tight and loose crops of the same real lines, read by a line release with and without its side-margin cut.
+"""Tight and loose crops of the same real lines, read by a line release with and without its margin cuts.
 
     python scripts/lab/benchmark_loose_crops.py --output_markdown scripts/lab/results/loose_crops.md
 
-A user's crop of a line may hold blank of several line heights left and right of it (a field's box, a word picked
-out of a photo). This reads the first `--limit` development lines of the real print sets as they are ("tight") and
-with blank of 2 to 8 of their heights added on each side in the colour of their background ("loose", drawn with a
-fixed seed), with the image processor's `max_side_margin` as released and turned off (None), and gives the CER of
-each under the set's protocol (`real_sets.py`).
+A user's crop of a line may hold blank of several line heights around it (a field's box, a word picked out of a
+photo). This reads the first `--limit` development lines of the real print sets as they are ("tight"), with blank of
+2 to 8 of their heights added left and right, and with blank of 1 to 3 of their heights added above and below, in
+the colour of their background (drawn with a fixed seed), with the image processor's `max_side_margin` and
+`max_vertical_margin` as released and turned off (None), and gives the CER of each under the set's protocol
+(`real_sets.py`).
 """
 
 import argparse
@@ -26,19 +27,24 @@ from textrec.processing.inference import load_recognizer, recognize  # noqa: E40
 from textrec.processing.metrics import evaluate_texts, normalize_texts  # noqa: E402
 
 PRINT_SETS = ("receipts", "historic-print", "forms")
-LOOSE_MARGIN_HEIGHTS = (2.0, 8.0)
+LOOSE_MARGIN_HEIGHTS = {"left and right": (2.0, 8.0), "above and below": (1.0, 3.0)}
 """The blank added on each side of a loose crop, in the line image's heights (drawn uniformly per side)."""
 
 
-def loosely_cropped(image: Image.Image, generator: random.Random) -> Image.Image:
-    """`image` with blank of `LOOSE_MARGIN_HEIGHTS` of its height added left and right, in its background's grey."""
+def loosely_cropped(image: Image.Image, generator: random.Random, sides: str) -> Image.Image:
+    """`image` with blank of `LOOSE_MARGIN_HEIGHTS[sides]` of its height added on those `sides`, in its background's
+    grey."""
     grey = image.convert("L")
     luminance = np.asarray(grey)
     background = luminance[luminance >= otsu_threshold(luminance)]
     fill = int(np.median(background)) if background.size else 255
-    left, right = (round(generator.uniform(*LOOSE_MARGIN_HEIGHTS) * grey.height) for _ in range(2))
-    canvas = Image.new("L", (grey.width + left + right, grey.height), fill)
-    canvas.paste(grey, (left, 0))
+    before, after = (round(generator.uniform(*LOOSE_MARGIN_HEIGHTS[sides]) * grey.height) for _ in range(2))
+    if sides == "left and right":
+        canvas = Image.new("L", (grey.width + before + after, grey.height), fill)
+        canvas.paste(grey, (before, 0))
+    else:
+        canvas = Image.new("L", (grey.width, grey.height + before + after), fill)
+        canvas.paste(grey, (0, before))
     return canvas
 
 
@@ -51,38 +57,39 @@ def main() -> None:
     args = parser.parse_args()
 
     model, processor = load_recognizer(args.model)
-    released_margin = processor.image_processor.max_side_margin
+    image_processor = processor.image_processor
+    released = (image_processor.max_side_margin, image_processor.max_vertical_margin)
+    settings = {f"released (`max_side_margin={released[0]}`, `max_vertical_margin={released[1]}`)": released,
+                "no cut (both None)": (None, None)}
+    kinds = ("tight", *(f"blank {sides}" for sides in LOOSE_MARGIN_HEIGHTS))
     generator = random.Random(args.seed)
     rows = []
     for name in PRINT_SETS:
         paths, references = load_real_set(name, "development")
         paths, references = paths[: args.limit], references[: args.limit]
         tight = [Image.open(path) for path in paths]
-        loose = [loosely_cropped(image, generator) for image in tight]
+        images = {"tight": tight, **{f"blank {sides}": [loosely_cropped(image, generator, sides) for image in tight]
+                                      for sides in LOOSE_MARGIN_HEIGHTS}}
         real_set = REAL_SETS[name]
         expected = normalize_texts(references, real_set.normalization, real_set.charset)
-        row = {"set": f"{name} ({len(paths)})"}
-        for margin in (released_margin, None):
-            processor.image_processor.max_side_margin = margin
-            for kind, images in (("tight", tight), ("loose", loose)):
-                texts = recognize(model, processor, images, progress=False).texts
+        for setting, (side, vertical) in settings.items():
+            image_processor.max_side_margin, image_processor.max_vertical_margin = side, vertical
+            row = [f"{name} ({len(paths)})", setting]
+            for kind in kinds:
+                texts = recognize(model, processor, images[kind], progress=False).texts
                 cer = evaluate_texts(normalize_texts(texts, real_set.normalization, real_set.charset), expected)["cer"]
-                row[(margin, kind)] = cer
-        processor.image_processor.max_side_margin = released_margin
-        rows.append(row)
-        print(name, {f"{margin} {kind}": round(100 * value, 2) for (margin, kind), value in
-                     ((key, value) for key, value in row.items() if key != "set")}, file=sys.stderr)
+                row.append(f"{100 * cer:.2f}%")
+            rows.append(row)
+            print(" | ".join(row), file=sys.stderr)
+        image_processor.max_side_margin, image_processor.max_vertical_margin = released
 
-    header = (f"| set (lines) | tight, `max_side_margin={released_margin}` (released) | loose, `max_side_margin="
-              f"{released_margin}` | tight, `max_side_margin=None` | loose, `max_side_margin=None` |")
-    lines = [header, "|---|---|---|---|---|"]
-    for row in rows:
-        cells = [f"{100 * row[(margin, kind)]:.2f}%" for margin in (released_margin, None) for kind in ("tight", "loose")]
-        lines.append(f"| {row['set']} | " + " | ".join(cells) + " |")
+    ranges = "; ".join(f"{sides}: {low:g}-{high:g}" for sides, (low, high) in LOOSE_MARGIN_HEIGHTS.items())
+    lines = ["| set (lines) | margins | " + " | ".join(kinds) + " |", "|---" * (len(kinds) + 2) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     command = shlex.join(["python", "scripts/lab/benchmark_loose_crops.py", *sys.argv[1:]])
     text = (f"`{args.model}` on the first {args.limit} development lines of each real print set, as cut (tight) and with "
-            f"blank of {LOOSE_MARGIN_HEIGHTS[0]:g}-{LOOSE_MARGIN_HEIGHTS[1]:g} line heights added left and right "
-            f"(loose; seed {args.seed}), CER under each set's protocol. Command: `{command}`\n\n" + "\n".join(lines) + "\n")
+            f"blank added (line heights, {ranges}; seed {args.seed}), CER under each set's protocol (the historic print "
+            f"without `old_umlauts`). Command: `{command}`\n\n" + "\n".join(lines) + "\n")
     print(text)
     if args.output_markdown:
         args.output_markdown.write_text(text, encoding="utf-8")
