@@ -435,10 +435,10 @@ def estimate_glyph_height(luminance: np.ndarray) -> float | None:
 MAX_SIDE_MARGIN = 1.0
 """The widest blank margin kept left and right of a line's ink, in ink heights (`max_side_margin`). The line
 releases learned margins up to about one font size; loosely cropped, 2 to 8 ink heights of blank on each side, the
-first 300 development lines of each real set read with `crnn-lines` at 16.80% (receipts), 5.57% (historic print)
-and 14.25% (forms) against 6.51%, 2.51% and 6.80% tight (characters made up in the blank); with the margins cut to
-one ink height, 7.72%, 2.41% and 7.39%, the tight crops unchanged (half an ink height and two: worse on loose crops,
-or on the development scene words)."""
+first 300 development lines of each real set read with the eighth `crnn-lines` at 16.80% (receipts), 5.57%
+(historic print) and 14.25% (forms) against 6.51%, 2.51% and 6.80% tight (characters made up in the blank); with the
+margins cut to one ink height, 7.72%, 2.41% and 7.39%, the tight crops unchanged (half an ink height and two: worse
+on loose crops, or on the development scene words)."""
 MAX_VERTICAL_MARGIN = 0.5
 """The highest blank margin kept above and below a line's ink, in ink heights (`max_vertical_margin`). With 1 to 3
 line heights of blank above and below, the text reaches the model too small: the ninth `crnn-lines` read the first
@@ -474,8 +474,9 @@ def normalize_capture(
     (`text_polarity`), and, with `crop_margin`, cropped to its ink (`ink_box`) with a margin of `crop_margin`
     times the ink's height on every side, filled with the background's grey, so that a tight and a loose crop
     of the same text become the same image; else, with `max_side_margin` and `max_vertical_margin`, its blank margins
-    left and right, and above and below, cut to that many ink heights where wider (`trim_blank_margins`); with `deslant`, sheared first so that leaning
-    handwriting stands upright (`slant_correction.deslant`). An 8-bit "L" or "RGB" image in, the same mode out."""
+    left and right, and above and below, cut to that many ink heights where wider (`trim_blank_margins`); with
+    `deslant`, sheared first so that leaning handwriting stands upright (`slant_correction.deslant`). An 8-bit "L" or
+    "RGB" image in, the same mode out."""
     if text_polarity not in TEXT_POLARITIES:
         raise ValueError(f"text_polarity must be one of {TEXT_POLARITIES}, got {text_polarity!r}")
     luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
@@ -808,8 +809,9 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
                 return (f"it looks blank (its darkest and lightest pixels differ by {high - low:.0f} grey levels): there "
                         "is no text in it to read")
         if image is not None and self.resize_mode == "keep_aspect":
-            luminance = np.asarray(normalize_capture(image.convert("L"), self.text_polarity, None, False,
-                                                     *self.margin_limits))
+            side, vertical = self.margin_limits
+            luminance = np.asarray(normalize_capture(image.convert("L"), self.text_polarity, max_side_margin=side,
+                                                     max_vertical_margin=vertical))
             lines = text_line_count(luminance)
             if lines <= 1 and self.text_polarity == "auto" and may_be_page(255 - luminance):
                 # A page photographed or scanned on a dark ground can pass for light text on dark.
