@@ -171,7 +171,7 @@ def ctc_forced_path(log_probs: np.ndarray, token_ids: list[int], blank_token_id:
     for frame in range(1, frame_count):
         previous = scores[frame - 1]
         stay, step = previous, np.concatenate([[-np.inf], previous[:-1]])
-        skip = np.where(skippable, np.concatenate([[-np.inf, -np.inf], previous[:-2]]), -np.inf)
+        skip = np.where(skippable, np.concatenate([np.full(min(2, state_count), -np.inf), previous[:-2]]), -np.inf)
         choices = np.stack([stay, step, skip])
         best = choices.argmax(axis=0)
         scores[frame] = choices[best, np.arange(state_count)] + emissions[frame]

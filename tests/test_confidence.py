@@ -46,6 +46,19 @@ READERS = [("crnn-lines", "ctc", {}), ("self-attention-lines", "ctc", {}), ("sel
            ("sharp-attention-digits", "attention", {})]
 
 
+
+def test_a_beam_search_reading_of_nothing_aligns_every_frame_to_the_blank():
+    """Beam search may read nothing where the best path reads a character (a faint speck on a page): its confidences
+    are those of an empty line, its frames all blank (the forced path over one state failed on the arrays' shapes)."""
+    logits = torch.full((1, 5, 4), -30.0)
+    logits[0, :, 0] = 0.0
+    logits[0, 2, 2] = 1.0  # the best path reads b at the third frame
+    sequences = torch.tensor([[3, 0, 0]])  # beam search read nothing: the line's end (id 3) first
+    (token_ids, confidences, line, alignment), = ctc_confidences(logits, blank_token_id=0, sequences=sequences,
+                                                                 eos_token_id=3)
+    assert token_ids == [] and confidences == [] and line == 1.0
+    assert alignment.frame_token_ids == [0] * 5 and alignment.character_frames == []
+
 @pytest.mark.parametrize("model_name, decoding, options", READERS, ids=[f"{m}-{d}{'-beam' if o else ''}" for m, d, o in READERS])
 def test_the_text_is_the_same_with_and_without_confidences(model_name, decoding, options, sample_line_images):
     model, processor = load_recognizer(model_name)

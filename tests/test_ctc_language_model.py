@@ -94,3 +94,15 @@ def test_a_line_break_mark_ending_the_line_is_left_to_the_frames():
     inside = frames({3: 0.9}, {5: 0.7}, {4: 0.9}, {}, {}, {}, {}, {})
     assert ctc_prefix_beam_search(inside, BLANK, 4) == [3, 5, 4]
     assert ctc_prefix_beam_search(inside, BLANK, 4, **search, line_break_token_ids=frozenset({5})) == [3, 4]
+
+
+def test_frames_of_blank_read_nothing_whatever_the_language_model_makes_of_an_empty_line():
+    """The texts never hold an empty line, so the n-gram scores one's end as improbable: a blank image read "I" or "1"
+    by the released `crnn-lines` before its end was left unscored. Frames that hesitate over a character, though,
+    still read it where the n-gram and the bonus make it likely."""
+    model = language_model(["ab", "a", "ba"] * 10, order=2)
+    search = dict(language_model=model, language_model_weight=1.0, eos_token_id=EOS, length_bonus=2.0)
+    blank = frames({}, {3: 0.01}, {}, {}, {4: 0.01})
+    assert model.log_probability(model.start_history(), EOS) < math.log(0.05)
+    assert ctc_prefix_beam_search(blank, BLANK, 4, **search) == []
+    assert ctc_prefix_beam_search(frames({}, {3: 0.3}, {}), BLANK, 4, **search) == [3]

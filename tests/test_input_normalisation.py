@@ -365,8 +365,8 @@ def test_a_page_on_a_dark_ground_given_to_a_line_model_is_warned_of(print_lines)
 
 @pytest.mark.parametrize("grey", [255, 30])
 def test_a_blank_image_is_said_to_hold_no_text(print_lines, grey, caplog):
-    """A blank scan or an empty crop read "I" or "a" without a word before; now it warns, naming the image. A real
-    line does not (the least contrast on the real line sets is 17 grey levels, a scene word's)."""
+    """A blank scan or an empty crop read "I" or "a" without a word before; now it warns, naming the image, and reads
+    nothing. A real line does not warn (the least contrast on the real line sets is 17 grey levels, a scene word's)."""
     from textrec.processing.inference import load_recognizer, recognize
 
     images, _ = print_lines
@@ -374,9 +374,10 @@ def test_a_blank_image_is_said_to_hold_no_text(print_lines, grey, caplog):
     blank[::7, ::11] = grey + 3 if grey < 128 else grey - 3  # a scanner's noise
     model, processor = load_recognizer("crnn-lines")
     with caplog.at_level("WARNING"):
-        recognize(model, processor, [images[0], Image.fromarray(blank)], progress=False)
+        result = recognize(model, processor, [images[0], Image.fromarray(blank)], progress=False)
     warnings = [record.getMessage() for record in caplog.records]
     assert len(warnings) == 1 and "image 2 of 2" in warnings[0] and "it looks blank" in warnings[0], warnings
+    assert result.texts[0] and result.texts[1] == ""  # read by its n-gram beam search, it made up "I" or "1" before
 
 def test_reading_several_lines_as_one_warns(print_lines, caplog):
     from textrec.processing.inference import load_recognizer, recognize

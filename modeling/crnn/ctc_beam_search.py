@@ -185,7 +185,9 @@ def ctc_prefix_beam_search(
     def final_score(item) -> float:
         (ends_blank, ends_token, fusion, history, aside) = item[1]
         score = _log_add(ends_blank, ends_token) + fusion
-        if fused and eos_token_id is not None and aside is None:  # a line ending in a break mark: its end unscored
+        # A line ending in a break mark: its end unscored. Nor is an empty reading's: the language model's texts never
+        # hold an empty line, and whether an image holds text at all is the frames' to say (a blank image read "a").
+        if fused and eos_token_id is not None and aside is None and item[0]:
             score += language_model_weight * language_model.log_probability(history, eos_token_id)
         return score
 
