@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw
 from transformers.feature_extraction_utils import BatchFeature
 from transformers.image_processing_utils import BaseImageProcessor
 
-from .image_processing_text_recognition import MIN_INK_CONTRAST, load_image, otsu_threshold
+from .image_processing_text_recognition import MIN_INK_CONTRAST, ink_contrast, load_image, otsu_threshold
 
 Polygon = list[list[float]]
 """Four corners `[[x, y], ...]`: top left, top right, bottom right, bottom left of the line as it reads."""
@@ -79,8 +79,7 @@ def page_has_light_text(luminance: np.ndarray) -> bool:
     middle = luminance[margin_y:height - margin_y, margin_x:width - margin_x]
     if middle.size == 0:
         middle = luminance
-    low, high = np.percentile(middle, (2, 98))
-    if high - low < MIN_INK_CONTRAST:
+    if ink_contrast(middle) < MIN_INK_CONTRAST:
         return False
     return float((middle > otsu_threshold(middle)).mean()) < 0.5
 

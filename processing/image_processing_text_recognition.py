@@ -59,7 +59,7 @@ resampling, say), so such an image is refused rather than read either way."""
 MIN_IMAGE_SIDE = 8
 """An image with a side shorter than this many pixels is too small to hold readable text (`size_warning`)."""
 BLANK_CONTRAST = 12
-"""Grey levels between an image's darkest and lightest pixels (0.5th and 99.5th percentiles) below which it holds no
+"""Grey levels between an image's darkest and lightest pixels (`ink_contrast`) below which it holds no
 text to read (`size_warning`): a blank scan or an empty crop. The least on the real line sets is 17 (a scene word)."""
 MAX_ASPECT_CHANGE = 8.0
 """Resizing that changes an image's aspect ratio by more than this factor (a very long line squeezed into
@@ -223,8 +223,19 @@ TEXT_POLARITIES = ("auto", "dark-on-light", "light-on-dark")
 that what reaches the model does not depend on it (a model that reads light on dark, `invert=True`, gets
 its inversion after that)."""
 MIN_INK_CONTRAST = 24
-"""Grey levels between the darkest and lightest pixels (2nd and 98th percentiles) below which an image is
-taken as blank: no polarity to tell, no ink to crop to."""
+"""Grey levels between the darkest and lightest pixels (`ink_contrast`) below which an image is taken as blank: no
+polarity to tell, no ink to crop to."""
+CONTRAST_PERCENTILES = (0.5, 99.5)
+"""The percentiles of an image's grey levels taken as its darkest and lightest pixels (`ink_contrast`): a line's ink
+may be under 2% of a loosely cropped image of it (a line 40 pixels high with 6 of its heights of blank above and
+below: the 2nd and 98th percentiles, as taken before, both the blank's, so that its blank was not cut and it read as
+junk)."""
+
+
+def ink_contrast(luminance: np.ndarray) -> float:
+    """Grey levels between an 8-bit luminance image's darkest and lightest pixels (`CONTRAST_PERCENTILES`)."""
+    low, high = np.percentile(luminance, CONTRAST_PERCENTILES)
+    return float(high - low)
 
 
 def otsu_threshold(luminance: np.ndarray) -> float:
@@ -248,8 +259,7 @@ def has_light_text(luminance: np.ndarray) -> bool:
     the border is split about evenly, the class holding most pixels (text covers less of a crop than its
     background). A blank image (`MIN_INK_CONTRAST`) has dark text.
     """
-    low, high = np.percentile(luminance, (2, 98))
-    if high - low < MIN_INK_CONTRAST:
+    if ink_contrast(luminance) < MIN_INK_CONTRAST:
         return False
     light = luminance > otsu_threshold(luminance)
     border = np.concatenate([light[0], light[-1], light[:, 0], light[:, -1]])
@@ -263,8 +273,7 @@ def ink_box(luminance: np.ndarray) -> tuple[int, int, int, int] | None:
     """`(left, top, right, bottom)` of the dark text of an 8-bit luminance image (dark on light), or None for
     a blank image. Ink is what is darker than `otsu_threshold`; rows and columns holding a single ink pixel or
     less than 2% of the busiest row's or column's ink (specks, scanner noise) do not extend the box."""
-    low, high = np.percentile(luminance, (2, 98))
-    if high - low < MIN_INK_CONTRAST:
+    if ink_contrast(luminance) < MIN_INK_CONTRAST:
         return None
     ink = luminance < otsu_threshold(luminance)
     rows, columns = ink.sum(axis=1), ink.sum(axis=0)
@@ -375,10 +384,9 @@ def row_profile_line_count(luminance: np.ndarray) -> int:
     quarter of a typical band's height merged (a line's accents, dots, descenders, and the rows where a
     sloping handwritten line's ascenders thin out), and bands under half that height not counted (the edges of
     neighbouring lines). A typical band's height is the median of the bands' heights weighted by their ink,
-    so that slivers of ink do not set it. A blank image (under `MIN_INK_CONTRAST` between its 0.5th and 98th
-    percentiles: a page's ink may be less than 2% of it) holds 0."""
-    low, high = np.percentile(luminance, (0.5, 98))
-    if high - low < MIN_INK_CONTRAST:
+    so that slivers of ink do not set it. A blank image (`MIN_INK_CONTRAST`: a page's ink may be less than 2% of
+    it) holds 0."""
+    if ink_contrast(luminance) < MIN_INK_CONTRAST:
         return 0
     ink = luminance < otsu_threshold(luminance)
     row_ink = (ink & ~rule_pixels(ink)).sum(axis=1)
@@ -804,9 +812,9 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         if min(width, height) < MIN_IMAGE_SIDE:
             return f"tiny image ({width}x{height} pixels, width x height)"
         if image is not None:
-            low, high = np.percentile(np.asarray(image.convert("L")), (0.5, 99.5))
-            if high - low < BLANK_CONTRAST:
-                return (f"it looks blank (its darkest and lightest pixels differ by {high - low:.0f} grey levels): there "
+            contrast = ink_contrast(np.asarray(image.convert("L")))
+            if contrast < BLANK_CONTRAST:
+                return (f"it looks blank (its darkest and lightest pixels differ by {contrast:.0f} grey levels): there "
                         "is no text in it to read")
         if image is not None and self.resize_mode == "keep_aspect":
             side, vertical = self.margin_limits

@@ -63,7 +63,9 @@ EXPORTED_FILES = (MODEL_FILE, INT8_MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, Path
 
 RESAMPLE = Image.Resampling.BICUBIC
 MIN_INK_CONTRAST = 24
-"""Grey levels between the darkest and lightest pixels (2nd and 98th percentiles) below which an image is blank."""
+"""Grey levels between the darkest and lightest pixels (`CONTRAST_PERCENTILES`) below which an image is blank."""
+CONTRAST_PERCENTILES = (0.5, 99.5)
+"""The percentiles taken as an image's darkest and lightest pixels (a line's ink may be under 2% of a loose crop)."""
 SIXTEEN_BIT_MODES = ("I;16", "I;16B", "I;16L", "I;16N")
 EXIF_ORIENTATION = 0x0112
 
@@ -144,7 +146,7 @@ def otsu_threshold(luminance: np.ndarray) -> float:
 def has_light_text(luminance: np.ndarray) -> bool:
     """Whether an 8-bit luminance image shows light text on a dark background: the background is the Otsu class
     most of the border belongs to, or, where the border is split about evenly, the class holding most pixels."""
-    low, high = np.percentile(luminance, (2, 98))
+    low, high = np.percentile(luminance, CONTRAST_PERCENTILES)
     if high - low < MIN_INK_CONTRAST:
         return False
     light = luminance > otsu_threshold(luminance)
@@ -158,7 +160,7 @@ def has_light_text(luminance: np.ndarray) -> bool:
 def ink_box(luminance: np.ndarray) -> tuple[int, int, int, int] | None:
     """`(left, top, right, bottom)` of the dark text of an 8-bit luminance image, or None for a blank image; rows
     and columns with a single ink pixel or under 2% of the busiest one's ink do not extend it."""
-    low, high = np.percentile(luminance, (2, 98))
+    low, high = np.percentile(luminance, CONTRAST_PERCENTILES)
     if high - low < MIN_INK_CONTRAST:
         return None
     ink = luminance < otsu_threshold(luminance)

@@ -100,6 +100,24 @@ def test_wide_blank_margins_are_cut_and_narrow_ones_kept():
             TextRecognitionImageProcessor(**{setting: -1})
 
 
+
+def test_a_line_whose_ink_is_under_two_percent_of_its_crop_is_cut_and_its_polarity_told():
+    """A line 14 rows high with 143 and 143 rows of blank above and below: its ink is 1% of the pixels, which made the
+    2nd and 98th percentiles both the blank's, so that the image was taken as blank, nothing was cut and a light line
+    on dark was not inverted."""
+    from textrec.processing import textrec_onnx
+
+    loose = line_image(width=300, height=300, box=(40, 143, 260, 157))
+    assert (np.asarray(loose) < 128).mean() < 0.02
+    assert ink_box(np.asarray(loose)) == (40, 143, 260, 157)
+    cut = normalize_capture(loose, max_side_margin=1.0, max_vertical_margin=0.5)
+    assert cut.size == (220 + 2 * 14, 14 + 2 * 7)
+    onnx_cut = textrec_onnx.normalize_capture(loose, "auto", None, max_side_margin=1.0, max_vertical_margin=0.5)
+    assert np.array_equal(np.asarray(onnx_cut), np.asarray(cut))
+    assert has_light_text(255 - np.asarray(loose)) and not has_light_text(np.asarray(loose))
+    assert np.array_equal(np.asarray(normalize_capture(ImageOps.invert(loose), max_side_margin=1.0,
+                                                       max_vertical_margin=0.5)), np.asarray(cut))
+
 def test_rgb_image_keeps_its_mode_and_background_colour():
     rgb = Image.merge("RGB", [line_image(), line_image(paper=200), line_image(paper=120)])
     framed = normalize_capture(rgb, crop_margin=0.5)

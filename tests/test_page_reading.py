@@ -22,6 +22,7 @@ from textrec.processing.page_reading import (
     PageLine,
     PageReading,
     crop_line,
+    flanking_dashes,
     horizontal_rules,
     page_skew,
     reading_order,
@@ -556,6 +557,32 @@ def test_book_pages_carry_page_numbers_between_spaced_dashes_boxed_as_one_line()
             assert re.fullmatch(r"\d+", line["text"])
     assert 4 <= spaced <= 11
 
+
+def test_a_page_number_boxed_without_its_dashes_is_lengthened_over_them():
+    """`— 170 —` with the dashes set two heights apart: the detector boxes `170` (8 of the 13 development book pages);
+    the run is lengthened over both dashes, and the runs it then covers are left out. A number with a dash on one side
+    only, a long line between dashes and a run whose dash lies in another run keep their boxes."""
+    page = Image.new("L", (900, 300), 240)
+    draw = ImageDraw.Draw(page)
+    draw.rectangle((290, 47, 370, 55), fill=20)  # dashes 9 rows high, about the figures' middle, 40 columns apart
+    draw.rectangle((530, 47, 610, 55), fill=20)
+    draw.rectangle((120, 47, 200, 55), fill=20)  # and one further than DASH_REACH_HEIGHTS
+    draw.text((420, 30), "170", fill=20, font_size=36)
+    draw.rectangle((290, 187, 370, 195), fill=20)  # one dash only
+    draw.text((420, 170), "171", fill=20, font_size=36)
+    grey = np.asarray(page)
+    number = box_to_polygon([410, 28, 490, 78])
+    inside = box_to_polygon([470, 30, 500, 70])  # a piece of the number detected again
+    alone = box_to_polygon([410, 168, 490, 218])
+    polygons, kept = flanking_dashes(grey, [number, inside, alone])
+    assert kept == [0, 2]
+    assert polygon_to_box(polygons[0]) == pytest.approx([290, 28, 611, 78], abs=1)
+    assert polygon_to_box(polygons[1]) == polygon_to_box(alone)
+    long_line = box_to_polygon([340, 28, 520, 78])  # longer than PAGE_NUMBER_MAX_HEIGHTS of its height
+    assert flanking_dashes(grey, [long_line])[0] == [long_line]
+    dash_run = box_to_polygon([520, 35, 620, 70])
+    assert polygon_to_box(flanking_dashes(grey, [number, dash_run])[0][0]) == polygon_to_box(number)
+    assert flanking_dashes(grey, []) == ([], [])
 
 def text_page() -> Image.Image:
     page = Image.new("L", (240, 160), 235)

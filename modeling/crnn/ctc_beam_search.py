@@ -8,7 +8,9 @@ the frames read so far ending in a blank and in its last character, and scores a
     log P_ctc(prefix | frames) + language_model_weight * log P_lm(prefix) + length_bonus * len(prefix)
 
 (the bonus offsets the language model's cost of each character, which would otherwise favour short readings). The
-end of the line is scored by the language model too.
+end of the line is scored by the language model too, but for an empty reading of frames whose best path reads
+nothing: an empty line is never in the language model's texts, and whether an image holds text is then the frames' to
+say.
 
 A word broken at the line's end ends the line in a mark (Fraktur's double hyphen) that the language model's texts,
 running text, never end a line in: it would take the mark for improbable. A `line_break_token_ids` mark read in the
@@ -182,12 +184,15 @@ def ctc_prefix_beam_search(
         ranked = sorted(extended.items(), key=lambda item: _log_add(item[1][0], item[1][1]) + item[1][2], reverse=True)
         beams = dict(ranked[:num_beams])
 
+    frames_read_text = bool(np.isin(log_probs.argmax(axis=1), [blank_token_id, *skip_token_ids], invert=True).any())
+
     def final_score(item) -> float:
         (ends_blank, ends_token, fusion, history, aside) = item[1]
         score = _log_add(ends_blank, ends_token) + fusion
-        # A line ending in a break mark: its end unscored. Nor is an empty reading's: the language model's texts never
-        # hold an empty line, and whether an image holds text at all is the frames' to say (a blank image read "a").
-        if fused and eos_token_id is not None and aside is None and item[0]:
+        # A line ending in a break mark: its end unscored. Nor is an empty reading's where no frame's most probable
+        # token is a character: the language model's texts never hold an empty line, and whether an image holds text
+        # at all is then the frames' to say (a blank image read "I").
+        if fused and eos_token_id is not None and aside is None and (item[0] or frames_read_text):
             score += language_model_weight * language_model.log_probability(history, eos_token_id)
         return score
 
