@@ -110,6 +110,15 @@ def test_installed_release_loads_by_short_name(name):
     assert json.loads((released_model_path(name) / "config.json").read_text())["model_type"] == model.config.model_type
 
 
+@pytest.mark.parametrize("name", [name for name, release in release_module.RELEASES.items()
+                                  if release.image_processor_settings and name in released_model_names()])
+def test_installed_release_reads_with_the_image_processor_settings_chosen_for_it(name):
+    """What `image_processor_settings` says a release reads with (chosen after training, on development data) is
+    what its shipped processor holds, and so what a Hub folder or an export of it reads with."""
+    _, processor = load_recognizer(name)
+    for setting, value in release_module.get_release(name).image_processor_settings.items():
+        assert getattr(processor.image_processor, setting) == value, setting
+
 @pytest.mark.parametrize("name", [name for name in released_model_names() if name in release_module.RELEASES])
 def test_installed_release_reads_held_out_lines(name):
     """A guard against shipping broken weights (a bad fp16 conversion, the wrong folder): the release's own
