@@ -147,17 +147,18 @@ def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list
     no other run) lengthened over its dashes, and the runs it then covers (their boxes four fifths inside its box)
     left out; with the index of the run each comes from. A page number set `— 170 —` reads so, not `170`."""
     polygons = [[list(point) for point in polygon] for polygon in polygons]
-    if not polygons:
-        return [], []
+    boxes = np.asarray([polygon_to_box(polygon) for polygon in polygons]).reshape(-1, 4)
+    heights = boxes[:, 3] - boxes[:, 1]
+    short = (heights >= 4) & (boxes[:, 2] - boxes[:, 0] <= PAGE_NUMBER_MAX_HEIGHTS * heights)
+    if not short.any():
+        return polygons, list(range(len(polygons)))
     from scipy import ndimage
 
     ink = _page_ink(grey)
-    boxes = np.asarray([polygon_to_box(polygon) for polygon in polygons])
     lengthened = []
-    for index, (x0, y0, x1, y1) in enumerate(boxes):
+    for index in np.flatnonzero(short).tolist():
+        x0, y0, x1, y1 = boxes[index]
         height = y1 - y0
-        if height < 4 or x1 - x0 > PAGE_NUMBER_MAX_HEIGHTS * height:
-            continue
         reach = DASH_REACH_HEIGHTS * height
         left, right = max(0, int(x0 - reach)), min(ink.shape[1], int(np.ceil(x1 + reach)))
         top, bottom = max(0, int(y0)), min(ink.shape[0], int(np.ceil(y1)))
@@ -182,8 +183,7 @@ def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list
             reach_right = min(stop for _, stop in dashes["right"]) - x1
             top_left, top_right, bottom_right, bottom_left = (np.asarray(point, dtype=np.float64)
                                                               for point in polygons[index])
-            along = (top_right - top_left) / max(np.linalg.norm(top_right - top_left), 1e-9)
-            along = along / max(abs(along[0]), 1e-9)  # a step of one column along the run
+            along = (top_right - top_left) / max(abs(top_right[0] - top_left[0]), 1e-9)  # one column along the run
             polygons[index] = [list(top_left - reach_left * along), list(top_right + reach_right * along),
                                list(bottom_right + reach_right * along), list(bottom_left - reach_left * along)]
             lengthened.append(index)

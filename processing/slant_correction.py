@@ -33,7 +33,8 @@ lines (500 FUNSD form lines, 400 IAM-OnDB lines, Washington's 388), reading with
 15.09% / 28.07% (without deslant 9.51% / 14.56% / 46.82%)."""
 SLANT_MIN_CONTRAST = 24
 """Grey levels between the darkest and lightest pixels (2nd and 98th percentiles) below which an image is taken as
-blank, with no slant to measure (as the image processor's `MIN_INK_CONTRAST`)."""
+blank, with no slant to measure (the image processor's `MIN_INK_CONTRAST`, which takes them as `CONTRAST_PERCENTILES`:
+here a line whose ink is under 2% of its image keeps its slant)."""
 
 
 def estimate_slant(luminance: np.ndarray, ink_threshold: float) -> float:

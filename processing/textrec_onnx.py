@@ -143,11 +143,16 @@ def otsu_threshold(luminance: np.ndarray) -> float:
     return float(np.argmax(between)) + 0.5
 
 
+def ink_contrast(luminance: np.ndarray) -> float:
+    """Grey levels between an 8-bit luminance image's darkest and lightest pixels (`CONTRAST_PERCENTILES`)."""
+    low, high = np.percentile(luminance, CONTRAST_PERCENTILES)
+    return float(high - low)
+
+
 def has_light_text(luminance: np.ndarray) -> bool:
     """Whether an 8-bit luminance image shows light text on a dark background: the background is the Otsu class
     most of the border belongs to, or, where the border is split about evenly, the class holding most pixels."""
-    low, high = np.percentile(luminance, CONTRAST_PERCENTILES)
-    if high - low < MIN_INK_CONTRAST:
+    if ink_contrast(luminance) < MIN_INK_CONTRAST:
         return False
     light = luminance > otsu_threshold(luminance)
     border = np.concatenate([light[0], light[-1], light[:, 0], light[:, -1]])
@@ -160,8 +165,7 @@ def has_light_text(luminance: np.ndarray) -> bool:
 def ink_box(luminance: np.ndarray) -> tuple[int, int, int, int] | None:
     """`(left, top, right, bottom)` of the dark text of an 8-bit luminance image, or None for a blank image; rows
     and columns with a single ink pixel or under 2% of the busiest one's ink do not extend it."""
-    low, high = np.percentile(luminance, CONTRAST_PERCENTILES)
-    if high - low < MIN_INK_CONTRAST:
+    if ink_contrast(luminance) < MIN_INK_CONTRAST:
         return None
     ink = luminance < otsu_threshold(luminance)
     rows, columns = ink.sum(axis=1), ink.sum(axis=0)

@@ -526,8 +526,9 @@ RELEASES = {
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
             # Blank above and below a line cut to 0.15 of its ink height, not the default half: a hand fills the height
             # it is read at as IAM-OnDB's lines taught it to (real development sets, 2026-11-28: Washington 28.06% ->
-            # 24.59%, IAM-OnDB 12.39% -> 12.30%, forms 12.47% -> 12.32%; print it reads less well: receipts 6.36% ->
-            # 6.86%, scene words 14.89% -> 15.39%; 0.05: Washington 23.74%, receipts 8.93%, scene words 17.26%).
+            # 24.59%, IAM-OnDB 12.39% -> 12.30%, forms 12.47% -> 12.32%; print it reads less well: receipts 6.22% ->
+            # 6.73%, scene words 14.52% -> 15.09%; 0.05 read Washington at 23.74% and print far worse: the sweep is in
+            # scripts/lab/reports/handwriting.md).
             image_processor_settings={"max_vertical_margin": 0.15},
             language_model=ENGLISH_LANGUAGE_MODEL,
             base_model="crnn-lines",
