@@ -131,6 +131,48 @@ def test_book_marks_set_footnotes_page_numbers_dashes_and_quotes_where_the_face_
         make_synthetic_lines(2, look="captured", book_marks_share=-0.1, cache_dir=False)
 
 
+def test_page_numbers_between_dashes_are_drawn_spread_and_labelled_with_one_space():
+    """`page_number_spaces`: books set a page number's dashes up to two heights from it (`—   170   —`); the engine
+    draws them so, the label keeps one space, and any other line is drawn as labelled."""
+    from textrec.processing.data.book_marks import spaced_page_number
+
+    rng = np.random.default_rng(0)
+    drawn = [spaced_page_number("— 170 —", rng, 7) for _ in range(200)]
+    assert {len(re.fullmatch(r"—( +)170( +)—", line)[1]) for line in drawn} == set(range(1, 8))
+    assert all(re.fullmatch(r"—( +)170\1—", line) for line in drawn)  # one count both sides
+    assert spaced_page_number("— 170 —", rng, 1) == "— 170 —"
+    for label in ("Seite 170 und", "170", "(170)", "- 12 - 13 -"):
+        assert spaced_page_number(label, rng, 7) == label
+    with pytest.raises(ValueError, match="page_number_spaces"):
+        from textrec.processing.data import make_synthetic_lines
+        make_synthetic_lines(2, look="captured", page_number_spaces=0, cache_dir=False)
+
+
+def test_loose_crops_hold_blank_above_and_below_the_line_and_leave_other_lines_as_they_were():
+    """`loose_crop_share`: lines made to look scanned are cut with blank of about one to two font sizes above and
+    below (the text fills less of the image than in a tight crop); without the lever nothing changes."""
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.image_processing_text_recognition import ink_box
+
+    def ink_height_shares(dataset):
+        shares = []
+        for image in dataset["image"]:
+            luminance = np.asarray(image.convert("L"))
+            box = ink_box(255 - luminance if has_light_text(luminance) else luminance)
+            if box is not None:
+                shares.append((box[3] - box[1]) / luminance.shape[0])
+        return np.median(shares)
+
+    loose = make_synthetic_lines(40, seed=5, look="captured", scene_share=0.0, loose_crop_share=1.0, cache_dir=False)
+    default = make_synthetic_lines(40, seed=5, look="captured", scene_share=0.0, cache_dir=False)
+    assert loose["text"] == default["text"]
+    assert ink_height_shares(loose) < 0.4 < 0.55 < ink_height_shares(default)
+    assert make_synthetic_lines(12, seed=5, look="captured", scene_share=0.0, loose_crop_share=0.0,
+                                cache_dir=False)["text"] == default["text"][:12]
+    with pytest.raises(ValueError, match="loose_crop_share"):
+        make_synthetic_lines(2, look="captured", loose_crop_share=1.5, cache_dir=False)
+
+
 def test_math_fraktur_letters_map_to_unicode_fraktur_and_the_rest_stays():
     from textrec.processing.data.fraktur import to_math_fraktur
 

@@ -11,6 +11,7 @@ lines opening with a quotation mark. A reader that never saw them reads the dagg
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -21,6 +22,8 @@ FOOTNOTE_MARKS = ("*)", "**)", "***)", "†)", "††)", "‡)", "*", "**", "�
 """How books mark a footnote: the German books of the 1800s with a closing parenthesis, English print without."""
 PAGE_NUMBER_FORMATS = ("— {} —", "– {} –", "- {} -", "{}", "[{}]", "({})", "{}.")
 """Page numbers as printed at a page's head or foot."""
+PAGE_NUMBER_BETWEEN_DASHES = re.compile(r"([—–-]) (\d+) ([—–-])")
+"""A page number between dashes as labelled (``— 170 —``)."""
 BOOK_MARK_KINDS = ("reference", "footnote", "page_number", "en_dash", "quotation")
 BOOK_MARK_KIND_WEIGHTS = (0.35, 0.2, 0.15, 0.15, 0.15)
 """What a line given book marks gets, and how often: a footnote reference after one of its words, a footnote's
@@ -62,3 +65,14 @@ def with_book_marks(text: str, rng: np.random.Generator, covers: Callable[[str],
     position = int(rng.integers(len(words)))
     words[position] = words[position] + closing if rng.random() < 0.6 else words[position]
     return opening + " ".join(words)
+
+
+def spaced_page_number(text: str, rng: np.random.Generator, max_spaces: int) -> str:
+    """What is drawn for the label ``text``: a page number between dashes (``— 170 —``) with 1 to ``max_spaces``
+    spaces between each dash and the number (one count for both sides), as books set them up to two heights apart,
+    where the label has one; any other label as it is."""
+    match = PAGE_NUMBER_BETWEEN_DASHES.fullmatch(text)
+    if match is None or max_spaces <= 1:
+        return text
+    gap = " " * int(rng.integers(1, max_spaces + 1))
+    return f"{match[1]}{gap}{match[2]}{gap}{match[3]}"

@@ -35,7 +35,7 @@ import PIL
 from PIL import Image, ImageDraw, ImageFont
 
 from .augmentation import augment as augment_image
-from .book_marks import with_book_marks
+from .book_marks import spaced_page_number, with_book_marks
 from .capture_effects import scan_effects, scene_composite
 from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only, list_fonts
 from .fraktur import (
@@ -74,6 +74,10 @@ LOOKS = ("clean", "captured")
 CAPTURED_HORIZONTAL_MARGIN = (-0.05, 1.0)
 CAPTURED_VERTICAL_MARGIN = (-0.08, 0.6)
 """The margin ranges of ``look="captured"`` (negative: the crop cuts into the ink)."""
+LOOSE_VERTICAL_MARGIN = (0.8, 2.0)
+"""The blank above and below a loosely cropped ``captured`` line (``loose_crop_share``), in font sizes: more than the
+image processor keeps (half an ink height, `MAX_VERTICAL_MARGIN`), so that the line reaches the model as a user's
+loose crop does, its text smaller in the model's rows than a tight crop's."""
 SCENE_SHARE = 0.35
 """Share of ``captured`` lines made to look like scene text rather than a scan."""
 SMALL_CAPS_SCALE = (0.68, 0.8)
@@ -123,6 +127,7 @@ def render_line(
     scan_effects_on: bool = True,
     joined_pairs: tuple[str, ...] = (),
     small_caps_scale: float | None = None,
+    loose_vertically: bool = False,
 ) -> Image.Image:
     """Render one text line as a greyscale image.
 
@@ -138,6 +143,8 @@ def render_line(
         joined_pairs: letter pairs drawn joined, as Fraktur's ligatures (:func:`~.fraktur.draw_joined`).
         small_caps_scale: draw the line in small capitals (:func:`draw_small_caps`): its lower-case letters as
             capitals of this height against a capital; None: as it is written.
+        loose_vertically: with ``look="captured"``, crop a line made to look scanned (not a scene composite, whose
+            texture fills the blank) with `LOOSE_VERTICAL_MARGIN` above and below instead of `CAPTURED_VERTICAL_MARGIN`.
 
     Returns:
         A mode ``L`` image: dark text on a light background, or, with ``look="captured"``, as a scan or
@@ -168,6 +175,10 @@ def render_line(
         y0, y1 = min(y0, int(rows[0])), max(y1, int(rows[-1]) + 1)
     horizontal, vertical = (CAPTURED_HORIZONTAL_MARGIN, CAPTURED_VERTICAL_MARGIN) if captured else (
         HORIZONTAL_MARGIN, VERTICAL_MARGIN)
+    scene = None  # drawn after the crop, but before it for a loose crop: a scene composite is never cropped loosely
+    if captured and loose_vertically:
+        scene = rng.random() < scene_share
+        vertical = vertical if scene else LOOSE_VERTICAL_MARGIN
     (left_margin, right_margin) = rng.uniform(*horizontal, size=2) * font.size
     (top_margin, bottom_margin) = rng.uniform(*vertical, size=2) * font.size
     left, top = max(0, round(x0 - left_margin)), max(0, round(y0 - top_margin))
@@ -175,7 +186,7 @@ def render_line(
     bottom = max(top + 2, min(canvas.height, round(y1 + bottom_margin)))
     image = canvas.crop((left, top, right, bottom))
     if captured:
-        scene = rng.random() < scene_share
+        scene = rng.random() < scene_share if scene is None else scene
         if scene:
             image = scene_composite(image, rng)
         image = augment_image(image, rng, geometric=False)
@@ -237,6 +248,8 @@ def _render_example(
     old_umlaut_share: float = 0.0,
     small_caps_share: float = 0.0,
     book_marks_share: float = 0.0,
+    page_number_spaces: int = 1,
+    loose_crop_share: float = 0.0,
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
@@ -268,8 +281,10 @@ def _render_example(
         text = with_book_marks(text, rng, lambda characters: path is not None and font_covers(path, characters),
                                quotes=("„", "“") if in_fraktur and german else ('"', '"'))
     drawn = text
+    if page_number_spaces > 1:  # drawn only when asked
+        drawn = spaced_page_number(text, rng, page_number_spaces)
     if in_fraktur:
-        drawn = as_printed(text, double=rng.random() < DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE)
+        drawn = as_printed(drawn, double=rng.random() < DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE)
         joined_pairs = FRAKTUR_LIGATURES
         if math_alphabet:
             bold = rng.random() < FRAKTUR_BOLD_SHARE
@@ -278,9 +293,11 @@ def _render_example(
     if small_caps_share and not (in_fraktur or german) and rng.random() < small_caps_share:  # drawn only when asked
         small_caps_scale = float(rng.uniform(*SMALL_CAPS_SCALE))
         text = small_caps_label(text)
+    loose = look == "captured" and bool(loose_crop_share) and rng.random() < loose_crop_share  # drawn only when asked
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
     image = render_line(drawn, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
-                        scan_effects_on=scan_effects_on, joined_pairs=joined_pairs, small_caps_scale=small_caps_scale)
+                        scan_effects_on=scan_effects_on, joined_pairs=joined_pairs, small_caps_scale=small_caps_scale,
+                        loose_vertically=loose)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     font_name = DEFAULT_FONT_NAME if path is None else Path(path).name
@@ -320,6 +337,8 @@ def make_synthetic_lines(
     old_umlaut_share: float = 0.0,
     small_caps_share: float = 0.0,
     book_marks_share: float = 0.0,
+    page_number_spaces: int = 1,
+    loose_crop_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -356,6 +375,12 @@ def make_synthetic_lines(
         book_marks_share: the share of lines given one of a book page's marks (:mod:`.book_marks`: a footnote
             reference or a footnote's mark, a page number, an en dash, an opening quotation), labelled with them: the
             dagger, double dagger and en dash are beyond printable ASCII (``BOOK_MARK_CHARACTERS``).
+        page_number_spaces: page numbers between dashes (``book_marks_share``) drawn with 1 to this many spaces between
+            each dash and the number (:func:`~.book_marks.spaced_page_number`), labelled with one, as books set them
+            up to two heights apart; 1: as labelled.
+        loose_crop_share: with ``look="captured"``, the share of lines that, where made to look scanned, are cropped
+            with `LOOSE_VERTICAL_MARGIN` of blank above and below (a field's box, a word picked out of a page), which
+            the image processor cuts to half an ink height: the text reaches the model smaller than a tight crop's.
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
@@ -394,6 +419,10 @@ def make_synthetic_lines(
         raise ValueError(f"small_caps_share must be within 0 and 1, got {small_caps_share}")
     if not 0 <= book_marks_share <= 1:
         raise ValueError(f"book_marks_share must be within 0 and 1, got {book_marks_share}")
+    if page_number_spaces < 1:
+        raise ValueError(f"page_number_spaces must be at least 1, got {page_number_spaces}")
+    if not 0 <= loose_crop_share <= 1:
+        raise ValueError(f"loose_crop_share must be within 0 and 1, got {loose_crop_share}")
     german_fonts = {style: _fonts_for(style, charset + GERMAN_LETTERS) for style in styles} if german_share else None
     german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(path, (
         COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS
@@ -426,6 +455,8 @@ def make_synthetic_lines(
         **({"old_umlaut_share": old_umlaut_share} if old_umlaut_share else {}),
         **({"small_caps_share": small_caps_share} if small_caps_share else {}),
         **({"book_marks_share": book_marks_share} if book_marks_share else {}),
+        **({"page_number_spaces": page_number_spaces} if page_number_spaces > 1 else {}),
+        **({"loose_crop_share": loose_crop_share} if loose_crop_share else {}),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
     }
@@ -451,6 +482,8 @@ def make_synthetic_lines(
             "old_umlaut_share": old_umlaut_share,
             "small_caps_share": small_caps_share,
             "book_marks_share": book_marks_share,
+            "page_number_spaces": page_number_spaces,
+            "loose_crop_share": loose_crop_share,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(
