@@ -382,6 +382,13 @@ CRNN_LINES_SMALL_CAPS_COMMAND = shlex.join([
     "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 4ebc368)"
 """The command of the eighth `crnn-lines` (a tenth of the modern lines in small capitals), which the ninth starts
 from."""
+CRNN_LINES_BOOK_MARKS_COMMAND = shlex.join([
+    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-lines",
+    f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
+    f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15",
+    *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=60",
+    "--seed=51", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 6500143)"
+"""The command of the ninth `crnn-lines` (a book page's marks), which the tenth starts from."""
 
 
 SELF_ATTENTION_LINES_SYNTHETIC_COMMAND = shlex.join([
@@ -453,7 +460,10 @@ RELEASES = {
         # then on new engine lines of which a tenth of the modern ones are set in small capitals (from the seventh
         # release's fp16 weights; released on 2026-11-28), then (2026-11-28) with the dagger, double dagger and en
         # dash added to its vocabulary on new engine lines of which 15% carry a book page's marks (footnote marks and
-        # footnotes, page numbers, en dashes, opening quotes; from the eighth release's fp16 weights).
+        # footnotes, page numbers, en dashes, opening quotes; from the eighth release's fp16 weights; released on
+        # 2026-11-28), then (2026-11-28) on new engine lines whose page numbers set their dashes up to seven spaces
+        # from the number and of which 30% of those made to look scanned are cropped with one to two font sizes of
+        # blank above and below (from the ninth release's fp16 weights; stopped by --max_train_minutes at step 1,467).
         Release(
             name="crnn-lines",
             architecture="crnn",
@@ -461,22 +471,24 @@ RELEASES = {
                 "--model=crnn",
                 "--model_name_or_path=crnn-lines",
                 f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
-                f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15",
+                f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15,"
+                "page_number_spaces=7,loose_crop_share=0.3",
                 *ENGINE_STAGE_SETTINGS,
                 "--learning_rate=1e-4",
                 "--warmup_steps=100",
                 "--max_steps=2200",
-                "--max_train_minutes=60",
-                "--seed=51",
+                "--max_train_minutes=55",
+                "--seed=52",
             ),
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND,
                               CRNN_LINES_LIGATURES_COMMAND, CRNN_LINES_FRAKTUR_FACES_COMMAND, CRNN_LINES_LONG_S_COMMAND,
-                              CRNN_LINES_DOUBLE_HYPHEN_COMMAND, CRNN_LINES_SMALL_CAPS_COMMAND),
+                              CRNN_LINES_DOUBLE_HYPHEN_COMMAND, CRNN_LINES_SMALL_CAPS_COMMAND,
+                              CRNN_LINES_BOOK_MARKS_COMMAND),
             test_sets=LINE_TEST_SETS,
             language_model=PRINT_LANGUAGE_MODEL,
             training_data=("500,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
-                           "tight and loose crops): 100,000 in its first stage, then eight stages of 50,000 new lines: "
+                           "tight and loose crops): 100,000 in its first stage, then nine stages of 50,000 new lines: "
                            "15% in Fraktur; 30% German text from Debian's fortunes-de and 25% in Fraktur, German lines "
                            "in Fraktur spelled with the long s; 30% German and 30% in Fraktur with the ligatures ch, ck "
                            "and tz drawn joined; the same, the Fraktur drawn from eight faces, UnifrakturMaguntia, "
@@ -486,7 +498,9 @@ RELEASES = {
                            "and Fraktur's capital I/J labelled J; the same, a tenth of the lines neither German nor in "
                            "Fraktur set in small capitals and labelled in capitals; the same, 15% of all with a book "
                            "page's marks (footnote marks such as *) and the dagger, footnotes, page numbers between "
-                           "dashes, en dashes, opening quotes); all after 120,000 clean print and "
+                           "dashes, en dashes, opening quotes); the same, page numbers' dashes drawn up to seven "
+                           "spaces from the number and 30% of the lines made to look scanned cropped with one to two "
+                           "font sizes of blank above and below; all after 120,000 clean print and "
                            "handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
