@@ -280,9 +280,7 @@ def _render_example(
     if book_marks_share and rng.random() < book_marks_share:  # drawn only when asked
         text = with_book_marks(text, rng, lambda characters: path is not None and font_covers(path, characters),
                                quotes=("„", "“") if in_fraktur and german else ('"', '"'))
-    drawn = text
-    if page_number_spaces > 1:  # drawn only when asked
-        drawn = spaced_page_number(text, rng, page_number_spaces)
+    drawn = spaced_page_number(text, rng, page_number_spaces)  # draws from rng only for a page number, when asked
     if in_fraktur:
         drawn = as_printed(drawn, double=rng.random() < DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE)
         joined_pairs = FRAKTUR_LIGATURES
