@@ -453,13 +453,25 @@ line heights of blank above and below, the text reaches the model too small: the
 400 development lines of receipts, historic print and forms so at 89.3%, 77.9% and 97.2% (scene words 90.8%); with
 such blank cut to half an ink height at 14.0%, 5.7%, 30.5% and 37.6%, the lines as cut at 5.96%, 2.27%, 6.72%,
 14.41% (5.82%, 2.27%, 7.00%, 14.10% uncut; one ink height: 30.7%, 36.2%, 61.0%, 59.3% loose)."""
+CUT_VERTICAL_MARGIN = 0.15
+"""What a blank above or below a line higher than `max_vertical_margin` is cut to, in ink heights
+(`cut_vertical_margin`). Cut to half an ink height, a loose crop's capitals still reach the model 10-16 of its 32 rows
+high and thin strokes are lost; a tight crop, whose blank is under `max_vertical_margin`, stays as it is. The first
+300 development lines of receipts, historic print and forms and 400 scene words, with 1 to 3 line heights of blank
+above and below, read with the tenth `crnn-lines` (tight / loose, 2026-11-28): cut to 0.5 6.01/15.46%, 2.18/5.07%,
+6.41/31.04%, 13.52/39.72%; to 0.3 5.91/11.12%, 2.18/2.64%, 6.34/17.91%, 13.57/29.79%; to 0.2 6.05/8.88%, 2.18/2.20%,
+6.27/10.55%, 13.77/25.52%; to 0.15 6.01/8.82%, 2.18/2.28%, 6.20/8.55%, 13.82/24.83%; to 0.1 6.11/8.82%, 2.18/2.10%,
+6.32/7.21%, 13.96/22.66%; to 0 6.21/12.29%, 2.18/2.78%, 6.93/6.96%, 14.50/25.32% (the tight crops that change are
+those whose blank is over half their ink height: a colon, a scene word in a wide frame)."""
 
 
 def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margin: float | None,
-                       max_vertical_margin: float | None = None) -> Image.Image:
-    """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink (`ink_box`),
-    or higher than `max_vertical_margin` above or below it, cut to that size (None: those margins stay); a narrower
-    margin, and a blank image, stay as they are."""
+                       max_vertical_margin: float | None = None,
+                       cut_vertical_margin: float | None = None) -> Image.Image:
+    """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink (`ink_box`) cut
+    to that width, and one higher than `max_vertical_margin` above or below it cut to `cut_vertical_margin` ink
+    heights (to `max_vertical_margin` where that is None or lower) (None: those margins stay); a narrower margin, and
+    a blank image, stay as they are."""
     box = ink_box(luminance)
     if box is None:
         return image
@@ -470,19 +482,25 @@ def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margi
         crop[0], crop[2] = max(0, left - limit), min(image.width, right + limit)
     if max_vertical_margin is not None:
         limit = round(max_vertical_margin * (bottom - top))
-        crop[1], crop[3] = max(0, top - limit), min(image.height, bottom + limit)
+        kept = limit if cut_vertical_margin is None else round(min(cut_vertical_margin, max_vertical_margin) * (bottom - top))
+        if top > limit:
+            crop[1] = top - kept
+        if image.height - bottom > limit:
+            crop[3] = bottom + kept
     return image if crop == [0, 0, image.width, image.height] else image.crop(tuple(crop))
 
 
 def normalize_capture(
     image: Image.Image, text_polarity: str = "auto", crop_margin: float | None = None, deslant: bool = False,
     max_side_margin: float | None = None, max_vertical_margin: float | None = None,
+    cut_vertical_margin: float | None = None,
 ) -> Image.Image:
     """The image as the model expects to see any capture of its text: dark text on a light background
     (`text_polarity`), and, with `crop_margin`, cropped to its ink (`ink_box`) with a margin of `crop_margin`
     times the ink's height on every side, filled with the background's grey, so that a tight and a loose crop
-    of the same text become the same image; else, with `max_side_margin` and `max_vertical_margin`, its blank margins
-    left and right, and above and below, cut to that many ink heights where wider (`trim_blank_margins`); with
+    of the same text become the same image; else, with `max_side_margin`, `max_vertical_margin` and
+    `cut_vertical_margin`, its blank margins left and right, and above and below, cut where wider
+    (`trim_blank_margins`); with
     `deslant`, sheared first so that leaning handwriting stands upright (`slant_correction.deslant`). An 8-bit "L" or
     "RGB" image in, the same mode out."""
     if text_polarity not in TEXT_POLARITIES:
@@ -494,7 +512,7 @@ def normalize_capture(
         image = deslant_image(image, background_fill(image, luminance), otsu_threshold(luminance))
         luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
-        return trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin)
+        return trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin, cut_vertical_margin)
     box = ink_box(luminance)
     if box is None:
         return image
@@ -536,6 +554,7 @@ class TextRecognitionImageProcessorKwargs(ImagesKwargs, total=False):
     crop_margin: float | None
     max_side_margin: float | None
     max_vertical_margin: float | None
+    cut_vertical_margin: float | None
     deslant: bool
     glyph_height_range: list[float] | None
     min_right_padding: int
@@ -578,6 +597,9 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             (`trim_blank_margins`), so that a line cropped loosely reads as one cropped tightly. None keeps them.
             Line images only (`resize_mode="keep_aspect"`: `margin_limits`).
         max_vertical_margin (`float`, *optional*, defaults to `MAX_VERTICAL_MARGIN`): the same above and below.
+        cut_vertical_margin (`float`, *optional*, defaults to `CUT_VERTICAL_MARGIN`): what a blank above or below
+            higher than `max_vertical_margin` is cut to, in ink heights (at most `max_vertical_margin`; None: to
+            `max_vertical_margin`), so that a loose crop fills the model's rows as a tight one does.
         deslant (`bool`, defaults to `False`): shear each image so that leaning handwriting stands upright
             (`slant_correction`), before the crop; for handwriting readers, which then learn and read upright
             strokes whatever the writer's slant.
@@ -614,6 +636,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         crop_margin: float | None = None,
         max_side_margin: float | None = MAX_SIDE_MARGIN,
         max_vertical_margin: float | None = MAX_VERTICAL_MARGIN,
+        cut_vertical_margin: float | None = CUT_VERTICAL_MARGIN,
         deslant: bool = False,
         glyph_height_range: Sequence[float] | None = None,
         min_right_padding: int = 16,
@@ -646,7 +669,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             raise ValueError(f"deslant must be True or False, got {deslant!r}")
         if crop_margin is not None and not (isinstance(crop_margin, (int, float)) and 0 <= crop_margin <= 2):
             raise ValueError(f"crop_margin must be None or a number of ink heights from 0 to 2, got {crop_margin!r}")
-        for name, value in (("max_side_margin", max_side_margin), ("max_vertical_margin", max_vertical_margin)):
+        for name, value in (("max_side_margin", max_side_margin), ("max_vertical_margin", max_vertical_margin),
+                            ("cut_vertical_margin", cut_vertical_margin)):
             if value is not None and not (isinstance(value, (int, float)) and value >= 0):
                 raise ValueError(f"{name} must be None or a number of ink heights >= 0, got {value!r}")
         if glyph_height_range is not None:
@@ -686,17 +710,19 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         self.crop_margin = crop_margin
         self.max_side_margin = max_side_margin
         self.max_vertical_margin = max_vertical_margin
+        self.cut_vertical_margin = cut_vertical_margin
         self.deslant = deslant
         self.glyph_height_range = glyph_height_range
         self.min_right_padding = min_right_padding
 
     @property
-    def margin_limits(self) -> tuple[float | None, float | None]:
-        """`(max_side_margin, max_vertical_margin)` for line images (`resize_mode="keep_aspect"`); `(None, None)` in
-        the other modes, whose formulas and digit strings are scaled by their own measures (`glyph_height_range`)."""
+    def margin_limits(self) -> tuple[float | None, float | None, float | None]:
+        """`(max_side_margin, max_vertical_margin, cut_vertical_margin)` for line images (`resize_mode="keep_aspect"`);
+        `(None, None, None)` in the other modes, whose formulas and digit strings are scaled by their own measures
+        (`glyph_height_range`)."""
         if self.resize_mode != "keep_aspect":
-            return None, None
-        return self.max_side_margin, self.max_vertical_margin
+            return None, None, None
+        return self.max_side_margin, self.max_vertical_margin, self.cut_vertical_margin
 
     @property
     def pads(self) -> bool:
@@ -713,7 +739,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         # BaseImageProcessor.to_dict drops None values; keep the optional settings visible in the saved config.
         return {**super().to_dict(), "padding_value": self.padding_value, "crop_margin": self.crop_margin,
                 "max_side_margin": self.max_side_margin, "max_vertical_margin": self.max_vertical_margin,
-                "glyph_height_range": self.glyph_height_range}
+                "cut_vertical_margin": self.cut_vertical_margin, "glyph_height_range": self.glyph_height_range}
 
     def _per_channel(self, name: str, value: float | Sequence[float]) -> list[float]:
         values = [float(value)] * self.num_channels if np.isscalar(value) else [float(v) for v in value]
@@ -817,9 +843,9 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
                 return (f"it looks blank (its darkest and lightest pixels differ by {contrast:.0f} grey levels): there "
                         "is no text in it to read")
         if image is not None and self.resize_mode == "keep_aspect":
-            side, vertical = self.margin_limits
+            side, vertical, cut_vertical = self.margin_limits
             luminance = np.asarray(normalize_capture(image.convert("L"), self.text_polarity, max_side_margin=side,
-                                                     max_vertical_margin=vertical))
+                                                     max_vertical_margin=vertical, cut_vertical_margin=cut_vertical))
             lines = text_line_count(luminance)
             if lines <= 1 and self.text_polarity == "auto" and may_be_page(255 - luminance):
                 # A page photographed or scanned on a dark ground can pass for light text on dark.

@@ -109,7 +109,7 @@ def write_old_umlauts(image: Image.Image, reading, image_processor):
             or "".join(character for character, _ in reading.characters) != reading.text):
         return reading
     line = normalize_capture(image.convert("L"), image_processor.text_polarity, image_processor.crop_margin,
-                             image_processor.deslant, *getattr(image_processor, "margin_limits", (None, None)))
+                             image_processor.deslant, *getattr(image_processor, "margin_limits", (None, None, None)))
     luminance = np.asarray(line)
     ink = luminance < otsu_threshold(luminance)
     band = x_height_band(ink)

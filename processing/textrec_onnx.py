@@ -185,9 +185,11 @@ def background_fill(image: Image.Image, luminance: np.ndarray) -> int | tuple[in
 
 
 def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margin: float | None,
-                       max_vertical_margin: float | None = None) -> Image.Image:
-    """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink, or higher than
-    `max_vertical_margin` above or below it, cut to that size (None: those margins stay)."""
+                       max_vertical_margin: float | None = None,
+                       cut_vertical_margin: float | None = None) -> Image.Image:
+    """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink cut to that
+    width, and one higher than `max_vertical_margin` above or below it cut to `cut_vertical_margin` ink heights (to
+    `max_vertical_margin` where that is None or lower) (None: those margins stay)."""
     box = ink_box(luminance)
     if box is None:
         return image
@@ -198,17 +200,23 @@ def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margi
         crop[0], crop[2] = max(0, left - limit), min(image.width, right + limit)
     if max_vertical_margin is not None:
         limit = round(max_vertical_margin * (bottom - top))
-        crop[1], crop[3] = max(0, top - limit), min(image.height, bottom + limit)
+        kept = limit if cut_vertical_margin is None else round(min(cut_vertical_margin, max_vertical_margin) * (bottom - top))
+        if top > limit:
+            crop[1] = top - kept
+        if image.height - bottom > limit:
+            crop[3] = bottom + kept
     return image if crop == [0, 0, image.width, image.height] else image.crop(tuple(crop))
 
 
 def normalize_capture(image: Image.Image, text_polarity: str, crop_margin: float | None,
                       deslant: bool = False, max_side_margin: float | None = None,
-                      max_vertical_margin: float | None = None) -> Image.Image:
+                      max_vertical_margin: float | None = None,
+                      cut_vertical_margin: float | None = None) -> Image.Image:
     """Dark text on a light background (`text_polarity`: "auto", "dark-on-light" or "light-on-dark"), with
     `deslant` sheared upright (`slant_correction.py`), and, with `crop_margin`, cropped to the ink and framed by
-    `crop_margin` ink heights of the background's grey; else, with `max_side_margin` and `max_vertical_margin`, its
-    blank margins left and right, and above and below, cut to that many ink heights where wider."""
+    `crop_margin` ink heights of the background's grey; else, with `max_side_margin`, `max_vertical_margin` and
+    `cut_vertical_margin`, its blank margins left and right, and above and below, cut where wider
+    (`trim_blank_margins`)."""
     luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if text_polarity == "light-on-dark" or (text_polarity == "auto" and has_light_text(luminance)):
         image, luminance = ImageOps.invert(image), 255 - luminance
@@ -216,7 +224,7 @@ def normalize_capture(image: Image.Image, text_polarity: str, crop_margin: float
         image = _sibling_module(SLANT_CORRECTION_FILE).deslant(image, background_fill(image, luminance), otsu_threshold(luminance))
         luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
-        return trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin)
+        return trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin, cut_vertical_margin)
     box = ink_box(luminance)
     if box is None:
         return image
@@ -259,6 +267,7 @@ class LinePreprocessor:
         self.crop_margin = settings["crop_margin"]
         self.max_side_margin = settings.get("max_side_margin")  # None in a folder exported before these were settings
         self.max_vertical_margin = settings.get("max_vertical_margin")
+        self.cut_vertical_margin = settings.get("cut_vertical_margin")  # None in a folder exported before it was one
         self.deslant = settings.get("deslant", False)
 
     def output_size(self, height: int, width: int) -> tuple[int, int]:
@@ -269,7 +278,7 @@ class LinePreprocessor:
         """An 8-bit "L"/"RGB" image to float32 (channels, height, resized_width), normalised."""
         image = image.convert("L" if self.num_channels == 1 else "RGB")
         image = normalize_capture(image, self.text_polarity, self.crop_margin, self.deslant, self.max_side_margin,
-                                  self.max_vertical_margin)
+                                  self.max_vertical_margin, self.cut_vertical_margin)
         height, width = self.output_size(image.height, image.width)
         if image.size != (width, height):
             image = image.resize((width, height), resample=RESAMPLE)

@@ -100,6 +100,37 @@ def test_wide_blank_margins_are_cut_and_narrow_ones_kept():
             TextRecognitionImageProcessor(**{setting: -1})
 
 
+def test_blank_higher_than_the_limit_is_cut_closer_and_a_tight_crop_kept():
+    """`cut_vertical_margin`: a side whose blank is over `max_vertical_margin` ink heights keeps `cut_vertical_margin`
+    of them; a side under the limit stays as it is, so a tight crop is never cut into; the cut is never looser than
+    the limit; the processor, its saved settings and the ONNX reader's copy agree."""
+    from textrec.processing import textrec_onnx
+    from textrec.processing.image_processing_text_recognition import CUT_VERTICAL_MARGIN, MAX_VERTICAL_MARGIN
+
+    assert CUT_VERTICAL_MARGIN < MAX_VERTICAL_MARGIN
+    loose_above = line_image(width=120, height=100, box=(20, 80, 100, 100))  # ink 20 rows: 80 rows above, none below
+    cut = normalize_capture(loose_above, max_vertical_margin=0.5, cut_vertical_margin=0.2)
+    assert cut.size == (120, 20 + 4) and ink_box(np.asarray(cut))[1] == 4
+    onnx_cut = textrec_onnx.normalize_capture(loose_above, "auto", None, max_vertical_margin=0.5, cut_vertical_margin=0.2)
+    assert np.array_equal(np.asarray(onnx_cut), np.asarray(cut))
+    tight = line_image(width=120, height=36, box=(20, 8, 100, 28))  # 8 rows of blank above and below: 0.4 ink heights
+    assert normalize_capture(tight, max_vertical_margin=0.5, cut_vertical_margin=0.2).size == tight.size
+    one_side = line_image(width=120, height=68, box=(20, 8, 100, 28))  # 8 rows above (kept), 40 below (cut to 4)
+    assert normalize_capture(one_side, max_vertical_margin=0.5, cut_vertical_margin=0.2).size == (120, 8 + 20 + 4)
+    at_limit = normalize_capture(loose_above, max_vertical_margin=0.15, cut_vertical_margin=0.2)
+    assert at_limit.size == (120, 20 + 3)  # a cut above the limit keeps the limit
+    assert normalize_capture(loose_above, max_vertical_margin=0.5).size == (120, 20 + 10)  # None: cut to the limit
+    processor = TextRecognitionImageProcessor()
+    assert processor.cut_vertical_margin == CUT_VERTICAL_MARGIN
+    assert TextRecognitionImageProcessor.from_dict(processor.to_dict()).cut_vertical_margin == CUT_VERTICAL_MARGIN
+    onnx_preprocessor = textrec_onnx.LinePreprocessor(processor.to_dict())  # the ONNX folder's settings
+    assert onnx_preprocessor.cut_vertical_margin == CUT_VERTICAL_MARGIN
+    assert np.allclose(onnx_preprocessor.image_to_array(loose_above), processor._image_to_array(loose_above))
+    assert TextRecognitionImageProcessor(resize_mode="limits").margin_limits == (None, None, None)
+    with pytest.raises(ValueError, match="cut_vertical_margin must be"):
+        TextRecognitionImageProcessor(cut_vertical_margin=-0.1)
+
+
 
 def test_a_line_whose_ink_is_under_two_percent_of_its_crop_is_cut_and_its_polarity_told():
     """A line 14 rows high with 143 and 143 rows of blank above and below: its ink is 1% of the pixels, which made the

@@ -76,8 +76,8 @@ CAPTURED_VERTICAL_MARGIN = (-0.08, 0.6)
 """The margin ranges of ``look="captured"`` (negative: the crop cuts into the ink)."""
 LOOSE_VERTICAL_MARGIN = (0.8, 2.0)
 """The blank above and below a loosely cropped ``captured`` line (``loose_crop_share``), in font sizes: more than the
-image processor keeps (half an ink height, `MAX_VERTICAL_MARGIN`), so that the line reaches the model as a user's
-loose crop does, its text smaller in the model's rows than a tight crop's."""
+image processor keeps of a tight crop (half an ink height, `MAX_VERTICAL_MARGIN`), so that the line reaches the model
+as a user's loose crop does (cut to `CUT_VERTICAL_MARGIN`)."""
 SCENE_SHARE = 0.35
 """Share of ``captured`` lines made to look like scene text rather than a scan."""
 SMALL_CAPS_SCALE = (0.68, 0.8)

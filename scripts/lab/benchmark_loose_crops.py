@@ -5,9 +5,10 @@
 A user's crop of a line may hold blank of several line heights around it (a field's box, a word picked out of a
 photo). This reads the first `--limit` development lines of the real print sets as they are ("tight"), with blank of
 2 to 8 of their heights added left and right, and with blank of 1 to 3 of their heights added above and below, in
-the colour of their background (drawn with a fixed seed), with the image processor's `max_side_margin` and
-`max_vertical_margin` as released and turned off (None), and gives the CER of each under the set's protocol
-(`real_sets.py`).
+the colour of their background (drawn with a fixed seed), with the image processor's margin cuts as released
+(`max_side_margin`, `max_vertical_margin`, `cut_vertical_margin`), with blank above and below cut to
+`max_vertical_margin` alone (`cut_vertical_margin=None`, the processor before 2026-11-28) and turned off (all None),
+and gives the CER of each under the set's protocol (`real_sets.py`).
 """
 
 import argparse
@@ -22,7 +23,7 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from real_sets import REAL_SETS, load_real_set  # noqa: E402
 
-from textrec.processing.image_processing_text_recognition import otsu_threshold  # noqa: E402
+from textrec.processing.image_processing_text_recognition import has_light_text, otsu_threshold  # noqa: E402
 from textrec.processing.inference import load_recognizer, recognize  # noqa: E402
 from textrec.processing.metrics import evaluate_texts, normalize_texts  # noqa: E402
 
@@ -33,10 +34,12 @@ LOOSE_MARGIN_HEIGHTS = {"left and right": (2.0, 8.0), "above and below": (1.0, 3
 
 def loosely_cropped(image: Image.Image, generator: random.Random, sides: str) -> Image.Image:
     """`image` with blank of `LOOSE_MARGIN_HEIGHTS[sides]` of its height added on those `sides`, in its background's
-    grey."""
+    grey: the median of the pixels lighter than `otsu_threshold`, or of the darker ones where its text is light
+    (`has_light_text`)."""
     grey = image.convert("L")
     luminance = np.asarray(grey)
-    background = luminance[luminance >= otsu_threshold(luminance)]
+    lighter = luminance >= otsu_threshold(luminance)
+    background = luminance[~lighter if has_light_text(luminance) else lighter]
     fill = int(np.median(background)) if background.size else 255
     before, after = (round(generator.uniform(*LOOSE_MARGIN_HEIGHTS[sides]) * grey.height) for _ in range(2))
     if sides == "left and right":
@@ -53,18 +56,23 @@ def main() -> None:
     parser.add_argument("--model", default="crnn-lines")
     parser.add_argument("--limit", type=int, default=300, help="Lines read of each set (its first ones).")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sets", nargs="+", choices=(*PRINT_SETS, "scene"), default=PRINT_SETS,
+                        help="Real sets read (default: the print sets).")
     parser.add_argument("--output_markdown", type=Path)
     args = parser.parse_args()
 
     model, processor = load_recognizer(args.model)
     image_processor = processor.image_processor
-    released = (image_processor.max_side_margin, image_processor.max_vertical_margin)
-    settings = {f"released (`max_side_margin={released[0]}`, `max_vertical_margin={released[1]}`)": released,
-                "no cut (both None)": (None, None)}
+    released = (image_processor.max_side_margin, image_processor.max_vertical_margin,
+                image_processor.cut_vertical_margin)
+    settings = {f"released (`max_side_margin={released[0]}`, `max_vertical_margin={released[1]}`, "
+                f"`cut_vertical_margin={released[2]}`)": released,
+                "`cut_vertical_margin=None`": (*released[:2], None),
+                "no cut (all None)": (None, None, None)}
     kinds = ("tight", *(f"blank {sides}" for sides in LOOSE_MARGIN_HEIGHTS))
     generator = random.Random(args.seed)
     rows = []
-    for name in PRINT_SETS:
+    for name in args.sets:
         paths, references = load_real_set(name, "development")
         paths, references = paths[: args.limit], references[: args.limit]
         tight = [Image.open(path) for path in paths]
@@ -72,8 +80,9 @@ def main() -> None:
                                       for sides in LOOSE_MARGIN_HEIGHTS}}
         real_set = REAL_SETS[name]
         expected = normalize_texts(references, real_set.normalization, real_set.charset)
-        for setting, (side, vertical) in settings.items():
+        for setting, (side, vertical, cut) in settings.items():
             image_processor.max_side_margin, image_processor.max_vertical_margin = side, vertical
+            image_processor.cut_vertical_margin = cut
             row = [f"{name} ({len(paths)})", setting]
             for kind in kinds:
                 texts = recognize(model, processor, images[kind], progress=False).texts
@@ -81,13 +90,14 @@ def main() -> None:
                 row.append(f"{100 * cer:.2f}%")
             rows.append(row)
             print(" | ".join(row), file=sys.stderr)
-        image_processor.max_side_margin, image_processor.max_vertical_margin = released
+        image_processor.max_side_margin, image_processor.max_vertical_margin = released[:2]
+        image_processor.cut_vertical_margin = released[2]
 
     ranges = "; ".join(f"{sides}: {low:g}-{high:g}" for sides, (low, high) in LOOSE_MARGIN_HEIGHTS.items())
     lines = ["| set (lines) | margins | " + " | ".join(kinds) + " |", "|---" * (len(kinds) + 2) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     command = shlex.join(["python", "scripts/lab/benchmark_loose_crops.py", *sys.argv[1:]])
-    text = (f"`{args.model}` on the first {args.limit} development lines of each real print set, as cut (tight) and with "
+    text = (f"`{args.model}` on the first {args.limit} development lines of each real set, as cut (tight) and with "
             f"blank added (line heights, {ranges}; seed {args.seed}), CER under each set's protocol (the historic print "
             f"without `old_umlauts`). Command: `{command}`\n\n" + "\n".join(lines) + "\n")
     print(text)
