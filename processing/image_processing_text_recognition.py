@@ -456,13 +456,10 @@ such blank cut to half an ink height at 14.0%, 5.7%, 30.5% and 37.6%, the lines 
 CUT_VERTICAL_MARGIN = 0.15
 """What a blank above or below a line higher than `max_vertical_margin` is cut to, in ink heights
 (`cut_vertical_margin`). Cut to half an ink height, a loose crop's capitals still reach the model 10-16 of its 32 rows
-high and thin strokes are lost; a tight crop, whose blank is under `max_vertical_margin`, stays as it is. The first
-300 development lines of receipts, historic print and forms and 400 scene words, with 1 to 3 line heights of blank
-above and below, read with the tenth `crnn-lines` (tight / loose, 2026-11-28): cut to 0.5 6.01/15.46%, 2.18/5.07%,
-6.41/31.04%, 13.52/39.72%; to 0.3 5.91/11.12%, 2.18/2.64%, 6.34/17.91%, 13.57/29.79%; to 0.2 6.05/8.88%, 2.18/2.20%,
-6.27/10.55%, 13.77/25.52%; to 0.15 6.01/8.82%, 2.18/2.28%, 6.20/8.55%, 13.82/24.83%; to 0.1 6.11/8.82%, 2.18/2.10%,
-6.32/7.21%, 13.96/22.66%; to 0 6.21/12.29%, 2.18/2.78%, 6.93/6.96%, 14.50/25.32% (the tight crops that change are
-those whose blank is over half their ink height: a colon, a scene word in a wide frame)."""
+high and thin strokes are lost; a tight crop, whose blank is under `max_vertical_margin`, stays as it is. Chosen among
+0-0.5 with the tenth `crnn-lines` on real development lines cut tight and with 1-3 line heights of blank above and
+below (2026-11-28): at 0.15 both hold (receipts loose 15.5% -> 8.8%, forms 31.0% -> 8.6%, tight within 0.05 points;
+the sweep: `scripts/lab/reports/real_images.md`, "Loose crops cut closer, tight ones kept")."""
 
 
 def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margin: float | None,

@@ -63,8 +63,8 @@ def main() -> None:
 
     model, processor = load_recognizer(args.model)
     image_processor = processor.image_processor
-    released = (image_processor.max_side_margin, image_processor.max_vertical_margin,
-                image_processor.cut_vertical_margin)
+    margin_settings = ("max_side_margin", "max_vertical_margin", "cut_vertical_margin")
+    released = tuple(getattr(image_processor, margin_setting) for margin_setting in margin_settings)
     settings = {f"released (`max_side_margin={released[0]}`, `max_vertical_margin={released[1]}`, "
                 f"`cut_vertical_margin={released[2]}`)": released,
                 "`cut_vertical_margin=None`": (*released[:2], None),
@@ -80,9 +80,9 @@ def main() -> None:
                                       for sides in LOOSE_MARGIN_HEIGHTS}}
         real_set = REAL_SETS[name]
         expected = normalize_texts(references, real_set.normalization, real_set.charset)
-        for setting, (side, vertical, cut) in settings.items():
-            image_processor.max_side_margin, image_processor.max_vertical_margin = side, vertical
-            image_processor.cut_vertical_margin = cut
+        for setting, values in settings.items():
+            for margin_setting, value in zip(margin_settings, values):
+                setattr(image_processor, margin_setting, value)
             row = [f"{name} ({len(paths)})", setting]
             for kind in kinds:
                 texts = recognize(model, processor, images[kind], progress=False).texts
@@ -90,8 +90,8 @@ def main() -> None:
                 row.append(f"{100 * cer:.2f}%")
             rows.append(row)
             print(" | ".join(row), file=sys.stderr)
-        image_processor.max_side_margin, image_processor.max_vertical_margin = released[:2]
-        image_processor.cut_vertical_margin = released[2]
+        for margin_setting, value in zip(margin_settings, released):
+            setattr(image_processor, margin_setting, value)
 
     ranges = "; ".join(f"{sides}: {low:g}-{high:g}" for sides, (low, high) in LOOSE_MARGIN_HEIGHTS.items())
     lines = ["| set (lines) | margins | " + " | ".join(kinds) + " |", "|---" * (len(kinds) + 2) + "|"]
