@@ -43,6 +43,7 @@ from .image_processing_line_detection import (
 )
 from .image_processing_text_recognition import load_image, may_be_page, normalize_capture, text_line_count
 from .inference import LineReading, check_model_source, iter_recognize
+from .old_umlauts import write_page_umlauts_alike
 
 COLUMN_GAP_HEIGHTS = 0.8
 """A vertical gap splits columns when it is at least this many median line heights wide ..."""
@@ -130,9 +131,11 @@ PAGE_NUMBER_MAX_HEIGHTS = 4.0
 """A detected run at most this many of its heights long may be a page number set between dashes (`— 170 —`, as 19th-century
 books set them) ..."""
 DASH_REACH_HEIGHTS = 3.0
-"""... whose dashes stand within this many of its heights from it on either side (the detector boxes the number and
+"""... whose dashes begin within this many of its heights from it on either side (the detector boxes the number and
 leaves the dashes out, as it leaves out rules: 8 of the 13 development book pages lost `— ` and ` —` so) ..."""
-DASH_MAX_HEIGHT = 0.35
+DASH_MAX_LENGTH_HEIGHTS = 2.0
+"""... and end within this many heights more (a blot reaching further is a rule) ..."""
+DASH_MAX_HEIGHT = 0.4
 """... each a blot of ink at most this share of the run's height high ..."""
 DASH_MIN_WIDTH = 0.4
 """... at least this share of it wide ..."""
@@ -140,18 +143,23 @@ DASH_MIN_ASPECT = 2.5
 """... at least this many times as wide as high ..."""
 DASH_MIDDLE = (0.25, 0.85)
 """... and with its middle this far down the run (from its top, in its heights), where a dash stands beside figures."""
+PAGE_NUMBER_DASH = "—"
+"""How a page number's dashes are written (`— 170 —`, as the Deutsches Textarchiv transcribes them): the number is read
+alone, between them (a line reader reads a short dash set two heights from the figures as `-`, `*` or nothing)."""
 
 
-def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int]]:
+def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int], list[int]]:
     """The detected runs, each short run (`PAGE_NUMBER_MAX_HEIGHTS`) with a dash on both sides (`DASH_*`; ink inside
     no other run) lengthened over its dashes, and the runs it then covers (their boxes four fifths inside its box)
-    left out; with the index of the run each comes from. A page number set `— 170 —` reads so, not `170`."""
+    left out (a shorter run lengthened alike among them: a piece of the number detected again); with the index of
+    the run each comes from, and the indices (in the runs returned) of those lengthened:
+    page numbers set `— 170 —`, whose number is read alone and written between `PAGE_NUMBER_DASH`es."""
     polygons = [[list(point) for point in polygon] for polygon in polygons]
     boxes = np.asarray([polygon_to_box(polygon) for polygon in polygons]).reshape(-1, 4)
     heights = boxes[:, 3] - boxes[:, 1]
     short = (heights >= 4) & (boxes[:, 2] - boxes[:, 0] <= PAGE_NUMBER_MAX_HEIGHTS * heights)
     if not short.any():
-        return polygons, list(range(len(polygons)))
+        return polygons, list(range(len(polygons))), []
     from scipy import ndimage
 
     ink = _page_ink(grey)
@@ -160,7 +168,8 @@ def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list
         x0, y0, x1, y1 = boxes[index]
         height = y1 - y0
         reach = DASH_REACH_HEIGHTS * height
-        left, right = max(0, int(x0 - reach)), min(ink.shape[1], int(np.ceil(x1 + reach)))
+        window = (DASH_REACH_HEIGHTS + DASH_MAX_LENGTH_HEIGHTS) * height
+        left, right = max(0, int(x0 - window)), min(ink.shape[1], int(np.ceil(x1 + window)))
         top, bottom = max(0, int(y0)), min(ink.shape[0], int(np.ceil(y1)))
         labels, _ = ndimage.label(ink[top:bottom, left:right])
         dashes = {"left": [], "right": []}
@@ -172,7 +181,7 @@ def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list
                     or blot_height > DASH_MAX_HEIGHT * height or blot_width < DASH_MIN_WIDTH * height
                     or blot_width < DASH_MIN_ASPECT * blot_height or not DASH_MIDDLE[0] <= middle <= DASH_MIDDLE[1]):
                 continue
-            side = "left" if stop <= x0 else "right" if start >= x1 else None
+            side = "left" if x0 - reach <= stop <= x0 else "right" if x1 <= start <= x1 + reach else None
             others = [other for other in range(len(boxes)) if other != index
                       and boxes[other, 0] < stop and start < boxes[other, 2]
                       and boxes[other, 1] < top + rows.stop and top + rows.start < boxes[other, 3]]
@@ -188,14 +197,16 @@ def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list
                                list(bottom_right + reach_right * along), list(bottom_left - reach_left * along)]
             lengthened.append(index)
     covered = set()
+    areas = (boxes[:, 2] - boxes[:, 0]) * heights
     for index in lengthened:
         x0, y0, x1, y1 = polygon_to_box(polygons[index])
         for other, (a0, b0, a1, b1) in enumerate(boxes):
             inside = max(0.0, min(x1, a1) - max(x0, a0)) * max(0.0, min(y1, b1) - max(y0, b0))
-            if other != index and other not in lengthened and inside >= 0.8 * (a1 - a0) * (b1 - b0):
+            area = (a1 - a0) * (b1 - b0)
+            if other != index and inside >= 0.8 * area and (other not in lengthened or area < areas[index]):
                 covered.add(other)
     kept = [index for index in range(len(polygons)) if index not in covered]
-    return [polygons[index] for index in kept], kept
+    return [polygons[index] for index in kept], kept, [kept.index(index) for index in lengthened if index in kept]
 
 
 @dataclass
@@ -960,11 +971,13 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     faint ones (`distinct_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
     `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without
     one (`column_gutters`), finds the rules across the page (`horizontal_rules`), lengthens a page number boxed
-    without its dashes over them (`flanking_dashes`), orders the lines (`reading_order`),
+    without its dashes over them, its number read alone and written between dashes (`flanking_dashes`), orders the lines (`reading_order`),
     reads each with `recognizer` (the model and processor of `load_recognizer`), leaves out the runs read with a
-    `character_confidence` under `min_character_confidence` (marks that are not text; 0 keeps every run) and joins the
+    `character_confidence` under `min_character_confidence` (marks that are not text; 0 keeps every run; a page number
+    between dashes is kept: the dashes say it is text) and joins the
     runs of each printed line. `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the
-    recognizer's `generate()` reads). With `auto_rotate` (the default) a page on its side or upside down is read
+    recognizer's `generate()` reads); with `old_umlauts` the page's umlauts are then written alike
+    (`write_page_umlauts_alike`). With `auto_rotate` (the default) a page on its side or upside down is read
     turned upright (`page_orientation`; `PageReading.rotation`), its boxes given in the image's pixels. An image of
     one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`)."""
     given = load_image(image)
@@ -993,10 +1006,12 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     rules = horizontal_rules(grey, polygons)
     polygons, sources = split_at_columns(polygons, rules, rules_between_columns)
     scores = [scores[source] for source in sources]
-    polygons, sources = flanking_dashes(grey, polygons)
+    numbered = polygons
+    polygons, sources, page_numbers = flanking_dashes(grey, polygons)
     scores = [scores[source] for source in sources]
     paper = paper_colour(page)
-    crops = [crop_line(page, polygon, paper) for polygon in polygons]
+    crops = [crop_line(page, numbered[source] if index in page_numbers else polygon, paper)
+             for index, (polygon, source) in enumerate(zip(polygons, sources))]
     readings: dict[int, LineReading] = {}
     if crops:
         model, processor = recognizer
@@ -1004,11 +1019,14 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
                                                  num_beams=num_beams, progress=False, output_confidences=True,
                                                  warn_of_sizes=False, old_umlauts=old_umlauts):
             readings[index] = reading
+        if old_umlauts:
+            readings = dict(zip(readings, write_page_umlauts_alike(list(readings.values()))))
     lines = []
     for row in reading_order(polygons, rules, rules_between_columns):
-        row = [index for index in row if character_confidence(readings[index]) >= min_character_confidence
-               and readings[index].text]
-        texts = [readings[index].text for index in row]
+        row = [index for index in row if readings[index].text and (
+            index in page_numbers or character_confidence(readings[index]) >= min_character_confidence)]
+        texts = [f"{PAGE_NUMBER_DASH} {readings[index].text} {PAGE_NUMBER_DASH}" if index in page_numbers
+                 else readings[index].text for index in row]
         if not texts:
             continue
         boxes = np.asarray([polygon_to_box(polygons[index]) for index in row])

@@ -2,6 +2,7 @@
 dots, at the line's own resolution, and written as the letter and U+0364 where a CTC reader wrote the dotted umlaut."""
 
 import json
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,6 +16,7 @@ from textrec.processing.old_umlauts import (
     has_small_e,
     marks_above,
     write_old_umlauts,
+    write_page_umlauts_alike,
     x_height_band,
 )
 from textrec.processing.pipeline_text_recognition import CTCAlignment
@@ -145,3 +147,27 @@ def test_evaluate_command_scores_old_umlauts_when_asked(tmp_path):
     with pytest.raises(ValueError, match="--old_umlauts needs a CTC reading"):
         evaluate_cli.run(["--model", "self-attention-lines", "--decoding", "attention", "--dataset", str(folder),
                           "--old_umlauts"])
+
+
+def page_line(text: str) -> LineReading:
+    """A reading of `text` with a character each, as a CTC reader gives it (an old umlaut one character)."""
+    characters = [(match, 0.9) for match in re.findall(f".{COMBINING_SMALL_E}?", text)]
+    return LineReading(text, 0.9, characters, None)
+
+
+def test_a_page_whose_small_e_was_found_often_enough_writes_every_umlaut_with_it():
+    """A page set in one type sets its umlauts one way: where the line-by-line look found the small e on at least
+    `PAGE_SMALL_E_SHARE` of them, the rest follow; a page with one or none found, or with dots found mostly, is left
+    as read (capitals keep their dots)."""
+    old = f"u{COMBINING_SMALL_E}"
+    found_often = [page_line(f"M{old}hle und Br{old}cke"), None, page_line("schön und spät, Über")]
+    written = write_page_umlauts_alike(found_often)
+    assert [reading.text if reading else None for reading in written] == [
+        f"M{old}hle und Br{old}cke", None, f"scho{COMBINING_SMALL_E}n und spa{COMBINING_SMALL_E}t, Über"]
+    assert "".join(character for character, _ in written[2].characters) == written[2].text
+    assert written[0] is found_often[0]
+
+    found_once = [page_line(f"M{old}hle"), page_line("schön")]
+    assert write_page_umlauts_alike(found_once) == found_once
+    found_rarely = [page_line(f"M{old}hle Br{old}cke"), page_line("ä ö ü ä ö ü ä")]
+    assert write_page_umlauts_alike(found_rarely) == found_rarely

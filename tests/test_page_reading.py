@@ -574,15 +574,16 @@ def test_a_page_number_boxed_without_its_dashes_is_lengthened_over_them():
     number = box_to_polygon([410, 28, 490, 78])
     inside = box_to_polygon([470, 30, 500, 70])  # a piece of the number detected again
     alone = box_to_polygon([410, 168, 490, 218])
-    polygons, kept = flanking_dashes(grey, [number, inside, alone])
+    polygons, kept, page_numbers = flanking_dashes(grey, [number, inside, alone])
     assert kept == [0, 2]
+    assert page_numbers == [0]
     assert polygon_to_box(polygons[0]) == pytest.approx([290, 28, 611, 78], abs=1)
     assert polygon_to_box(polygons[1]) == polygon_to_box(alone)
-    long_line = box_to_polygon([340, 28, 520, 78])  # longer than PAGE_NUMBER_MAX_HEIGHTS of its height
+    long_line = box_to_polygon([330, 35, 525, 72])  # longer than PAGE_NUMBER_MAX_HEIGHTS of its height
     assert flanking_dashes(grey, [long_line])[0] == [long_line]
     dash_run = box_to_polygon([520, 35, 620, 70])
     assert polygon_to_box(flanking_dashes(grey, [number, dash_run])[0][0]) == polygon_to_box(number)
-    assert flanking_dashes(grey, []) == ([], [])
+    assert flanking_dashes(grey, []) == ([], [], [])
 
 def text_page() -> Image.Image:
     page = Image.new("L", (240, 160), 235)
