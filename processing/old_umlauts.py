@@ -67,6 +67,11 @@ PAGE_SMALL_E_MIN_COUNT = 2
 """... and at least this many small e's found: one alone may be two dots run together in a bold heading."""
 
 
+def with_small_e(character: str) -> str:
+    """A dotted umlaut (`DOTTED_UMLAUTS`) as its letter and `COMBINING_SMALL_E`; any other character as it is."""
+    return DOTTED_UMLAUTS[character] + COMBINING_SMALL_E if character in DOTTED_UMLAUTS else character
+
+
 def x_height_band(ink: np.ndarray) -> tuple[int, int] | None:
     """The first and last row of the line's x-height band (`X_HEIGHT_ROW_SHARE`) in a boolean ink mask; None where the
     mask has no ink."""
@@ -134,7 +139,7 @@ def write_old_umlauts(image: Image.Image, reading, image_processor):
     for (character, confidence), (start, stop) in zip(reading.characters, reading.alignment.character_frames):
         if character in DOTTED_UMLAUTS and has_small_e(
                 marks, (start + stop) / 2 * scale + LETTER_OFFSET_X_HEIGHTS * x_height, x_height):
-            character = DOTTED_UMLAUTS[character] + COMBINING_SMALL_E
+            character = with_small_e(character)
         characters.append((character, confidence))
     if characters == reading.characters:
         return reading
@@ -155,9 +160,6 @@ def write_page_umlauts_alike(readings: list):
         if reading is None or not any(character in DOTTED_UMLAUTS for character, _ in reading.characters):
             written.append(reading)
             continue
-        characters = [(DOTTED_UMLAUTS[character] + COMBINING_SMALL_E if character in DOTTED_UMLAUTS else character,
-                       confidence) for character, confidence in reading.characters]
-        text = "".join(DOTTED_UMLAUTS[character] + COMBINING_SMALL_E if character in DOTTED_UMLAUTS else character
-                       for character in reading.text)
-        written.append(replace(reading, text=text, characters=characters))
+        characters = [(with_small_e(character), confidence) for character, confidence in reading.characters]
+        written.append(replace(reading, text="".join(map(with_small_e, reading.text)), characters=characters))
     return written

@@ -202,8 +202,8 @@ def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list
         x0, y0, x1, y1 = polygon_to_box(polygons[index])
         for other, (a0, b0, a1, b1) in enumerate(boxes):
             inside = max(0.0, min(x1, a1) - max(x0, a0)) * max(0.0, min(y1, b1) - max(y0, b0))
-            area = (a1 - a0) * (b1 - b0)
-            if other != index and inside >= 0.8 * area and (other not in lengthened or area < areas[index]):
+            if other != index and inside >= 0.8 * areas[other] and (other not in lengthened
+                                                                    or areas[other] < areas[index]):
                 covered.add(other)
     kept = [index for index in range(len(polygons)) if index not in covered]
     return [polygons[index] for index in kept], kept, [kept.index(index) for index in lengthened if index in kept]
@@ -971,7 +971,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     faint ones (`distinct_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
     `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without
     one (`column_gutters`), finds the rules across the page (`horizontal_rules`), lengthens a page number boxed
-    without its dashes over them, its number read alone and written between dashes (`flanking_dashes`), orders the lines (`reading_order`),
+    without its dashes over them, its number read alone and written between dashes (`flanking_dashes`), orders the
+    lines (`reading_order`),
     reads each with `recognizer` (the model and processor of `load_recognizer`), leaves out the runs read with a
     `character_confidence` under `min_character_confidence` (marks that are not text; 0 keeps every run; a page number
     between dashes is kept: the dashes say it is text) and joins the
