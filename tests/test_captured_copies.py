@@ -14,7 +14,9 @@ from textrec.processing.data.captured_copies import (
     elastic_distortion,
     make_captured_copies,
     slant,
+    small_letters,
 )
+from textrec.processing.old_umlauts import x_height_band
 
 
 def written_line(text: str = "a move to stop") -> Image.Image:
@@ -58,6 +60,37 @@ def test_each_hand_effect_is_seeded(name):
     assert np.array_equal(np.asarray(first), np.asarray(second))
 
 
+def test_small_letters_shrink_the_x_height_band_and_keep_the_writing_tall():
+    """Ascenders and descenders grow as the small letters shrink: the band of rows holding most ink is lower against
+    the writing's height, the writing as high and as wide as before; a line of small letters alone stays as it was."""
+    image = written_line("Highly figured")
+    smaller = np.asarray(small_letters(image, np.random.default_rng(3)))
+
+    def band_share(values):
+        ink = values < 128
+        rows = np.flatnonzero(ink.any(axis=1))
+        top, bottom = x_height_band(ink)
+        return (bottom - top + 1) / (rows[-1] - rows[0] + 1), rows[-1] - rows[0]
+
+    (share_before, height_before), (share_after, height_after) = band_share(np.asarray(image)), band_share(smaller)
+    assert smaller.shape == np.asarray(image).shape
+    assert share_after < 0.9 * share_before and abs(height_after - height_before) <= 1
+    plain = written_line("ace meow")  # no ascender, no descender
+    assert np.array_equal(np.asarray(small_letters(plain, np.random.default_rng(3))), np.asarray(plain))
+
+
+def test_small_letters_are_drawn_only_when_asked(tmp_path):
+    folder = line_folder(tmp_path / "lines")
+    default = load_text_recognition_dataset(f"captured:{folder}:copies=4")
+    asked = load_text_recognition_dataset(f"captured:{folder}:copies=4,small_letters_share=1.0")
+    assert list(asked["text"]) == list(default["text"])
+    assert any(not np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(asked["image"], default["image"]))
+    again = make_captured_copies(load_text_recognition_dataset(folder), 4, small_letters_share=0.0, cache_dir=False)
+    assert all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(default["image"], again["image"]))
+    with pytest.raises(ValueError, match="small_letters_share must be within 0 and 1"):
+        make_captured_copies(load_text_recognition_dataset(folder), 1, small_letters_share=2.0, cache_dir=False)
+
+
 def test_copies_differ_from_the_source_and_from_each_other():
     copies = [np.asarray(captured_copy(written_line(), np.random.default_rng([0, 0, c]))) for c in range(8)]
     source = np.asarray(written_line())
@@ -76,7 +109,7 @@ def test_captured_folder_gives_each_line_copies_times_in_order_and_reproducibly(
 
 def test_captured_copies_refuse_unknown_options_and_zero_copies(tmp_path):
     folder = line_folder(tmp_path / "lines")
-    with pytest.raises(ValueError, match="copies and num_proc"):
+    with pytest.raises(ValueError, match="options copies, small_letters_share and num_proc"):
         load_text_recognition_dataset(f"captured:{folder}:copy=3")
     with pytest.raises(ValueError, match="copies must be at least 1"):
         load_text_recognition_dataset(f"captured:{folder}:copies=0")

@@ -313,6 +313,75 @@ def test_the_marks_no_face_draws_are_drawn_by_the_engine():
         assert np.ptp(xs) > np.ptp(ys) > 0 and np.corrcoef(xs, ys)[0, 1] < -0.5  # longer than high, rising to the right
 
 
+def test_early_print_marks_are_drawn_as_short_steep_strokes_and_hairlines():
+    """As print of about 1780-1840 draws them: the short double hyphen is two heavy strokes, higher than long, the upper
+    one right of the lower; the opening „ two hairlines leaning right from the baseline, where the face draws two
+    commas. The text they replace keeps their room."""
+    from PIL import ImageFont
+    from scipy import ndimage
+
+    from textrec.processing.data.fraktur import draw_joined, fraktur_fonts, without_engine_drawn_marks
+    from textrec.processing.data.german_print import HAIRLINE_LOW_QUOTE, SHORT_DOUBLE_HYPHEN
+
+    if not fraktur_fonts():
+        pytest.skip("no font draws Fraktur here (fonts-dejavu-extra, fonts-noto-core or fonts-blankenburg)")
+    path = next(str(path) for path, math_alphabet in fraktur_fonts() if not math_alphabet)
+    font = ImageFont.truetype(path, 60)
+    baseline = 90
+
+    def drawn(text):
+        image = Image.new("L", (300, 120), 255)
+        draw_joined(ImageDraw.Draw(image), (10, baseline), text, font, 0, ())
+        return np.asarray(image) < 128
+
+    def strokes(mark_image):
+        labels, count = ndimage.label(mark_image)
+        assert count == 2
+        return [np.nonzero(labels == label) for label in (1, 2)]
+
+    hyphen = drawn("a" + SHORT_DOUBLE_HYPHEN) & ~drawn("a")
+    (upper_ys, upper_xs), (lower_ys, lower_xs) = sorted(strokes(hyphen), key=lambda stroke: stroke[0].mean())
+    for ys, xs in ((upper_ys, upper_xs), (lower_ys, lower_xs)):
+        assert np.ptp(ys) >= np.ptp(xs) and np.corrcoef(xs, ys)[0, 1] < -0.5  # steep, rising to the right
+    assert upper_xs.mean() > lower_xs.mean() and lower_ys.max() < baseline  # above the baseline
+    assert np.ptp(np.concatenate([upper_xs, lower_xs])) < font.size * 0.3  # short
+
+    for ys, xs in strokes(drawn(HAIRLINE_LOW_QUOTE)):
+        assert np.ptp(ys) > 2 * np.ptp(xs) and np.corrcoef(xs, ys)[0, 1] < -0.5  # upright-ish, leaning right
+        assert abs(ys.max() - baseline) <= font.size * 0.1  # standing on the baseline
+    assert (drawn(HAIRLINE_LOW_QUOTE) != drawn("„")).any()
+    assert without_engine_drawn_marks(f"{HAIRLINE_LOW_QUOTE}Wer Unmün{SHORT_DOUBLE_HYPHEN}") == "„Wer Unmün-"
+
+
+def test_early_print_marks_are_drawn_only_when_asked_and_labelled_as_the_others():
+    """`early_fraktur_marks_share` changes how German Fraktur lines are drawn, never their labels; at 0 the engine's
+    lines stay as they were."""
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.data.fraktur import fraktur_fonts
+    from textrec.processing.data.german_print import (
+        DOUBLE_HYPHEN_LABEL,
+        HAIRLINE_LOW_QUOTE,
+        SHORT_DOUBLE_HYPHEN,
+        as_printed,
+        load_german_corpus,
+    )
+
+    assert as_printed("„Wer Unmün—", early_marks=True) == f"{HAIRLINE_LOW_QUOTE}Wer Unmün{SHORT_DOUBLE_HYPHEN}"
+    assert as_printed("ein — kurzer „Satz“", early_marks=True) == f"ein — kurzer {HAIRLINE_LOW_QUOTE}Satz“"
+    assert as_printed("„Wer Unmün" + DOUBLE_HYPHEN_LABEL) == "„Wer Unmün-"
+    if not load_german_corpus() or not fraktur_fonts():
+        pytest.skip("needs Debian's fortunes-de and a font drawing Fraktur (bash scripts/setup.sh --release_fonts)")
+    arguments = dict(seed=3, max_chars=60, look="captured", fraktur_share=1.0, german_share=1.0, cache_dir=False)
+    early = make_synthetic_lines(24, early_fraktur_marks_share=1.0, **arguments)
+    default = make_synthetic_lines(24, **arguments)
+    assert early["text"] == default["text"]
+    assert any(a.tobytes() != b.tobytes() for a, b in zip(early["image"], default["image"]))
+    assert make_synthetic_lines(24, early_fraktur_marks_share=0.0, **arguments)["image"][5].tobytes() == \
+        default["image"][5].tobytes()
+    with pytest.raises(ValueError, match="early_fraktur_marks_share"):
+        make_synthetic_lines(2, early_fraktur_marks_share=-0.1, cache_dir=False)
+
+
 def test_a_word_broken_at_the_line_end_is_labelled_as_the_transcriptions_write_the_double_hyphen():
     """The last word is cut after its second letter at the earliest and two before its end at the latest, and ends
     in the double hyphen's label; it is drawn as the face's hyphen or with two strokes, an em dash after a space

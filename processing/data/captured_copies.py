@@ -5,8 +5,9 @@ grey images) or on few real lines.
 Copy ``c`` of row ``i`` is a function of ``(seed, i, c)`` alone (``numpy.random.default_rng([seed, i, c])``),
 so the same arguments give the same images whatever ``num_proc`` is. Each copy, in this order:
 
-- the writer's hand: a slant (shear), an elastic distortion of the strokes, thicker or thinner strokes
-  (:func:`slant`, :func:`elastic_distortion`, :func:`.capture_effects.ink_spread`);
+- the writer's hand: where asked, small letters against long ascenders and descenders (:func:`small_letters`); a
+  slant (shear), an elastic distortion of the strokes, thicker or thinner strokes (:func:`slant`,
+  :func:`elastic_distortion`, :func:`.capture_effects.ink_spread`);
 - the mild augmentation of the synthetic lines (:func:`.augmentation.augment`: rotation, perspective, blur,
   contrast, noise, JPEG);
 - the data engine's scanner effects (:func:`.capture_effects.scan_effects`: low resolution, binarisation,
@@ -25,7 +26,8 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from ..image_processing_text_recognition import load_image
+from ..image_processing_text_recognition import load_image, otsu_threshold
+from ..old_umlauts import x_height_band
 from .augmentation import augment
 from .capture_effects import ink_spread, scan_effects
 from .generation import CacheDir, cached_dataset
@@ -42,6 +44,10 @@ ELASTIC_ALPHA = (0.6, 1.6)
 """Displacement of :func:`elastic_distortion`, in pixels per 32 pixels of line height."""
 ELASTIC_SIGMA = (0.25, 0.5)
 """Smoothness of :func:`elastic_distortion`'s field, as a share of the line height."""
+SMALL_LETTERS_SCALE = (0.5, 0.85)
+"""The height a copy with :func:`small_letters` gives the x-height band, as a share of the band's own. George
+Washington's x-height is a median 0.18 of his ink height, IAM-OnDB's writers' 0.33 (80 lines each, the handwriting
+report): 0.55 of it."""
 
 
 def slant(image: Image.Image, rng: np.random.Generator) -> Image.Image:
@@ -73,14 +79,43 @@ def elastic_distortion(image: Image.Image, rng: np.random.Generator) -> Image.Im
     return Image.fromarray(np.clip(moved, 0, 255).astype(np.uint8))
 
 
+def small_letters(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """The writing with its small letters smaller against its ascenders and descenders, as hands with long flourishes
+    write: the rows of the x-height band (:func:`~textrec.processing.old_umlauts.x_height_band`) squeezed to a share
+    drawn from `SMALL_LETTERS_SCALE`, the rows of ink above and below stretched alike so that the writing keeps its
+    height. A line without ink above or below the band is returned as it was."""
+    values = np.asarray(image, dtype=np.float32)
+    ink = values < otsu_threshold(values)
+    band = x_height_band(ink)
+    if band is None:
+        return image
+    inked_rows = np.flatnonzero(ink.any(axis=1))
+    top, bottom = int(inked_rows[0]), int(inked_rows[-1]) + 1
+    band_top, band_bottom = band[0], band[1] + 1
+    above, letters, below = band_top - top, band_bottom - band_top, bottom - band_bottom
+    if above + below == 0:
+        return image
+    scale = rng.uniform(*SMALL_LETTERS_SCALE)
+    stretch = (above + below + letters * (1 - scale)) / (above + below)
+    height, width = values.shape
+    drawn_knots = [0, top, top + above * stretch, top + above * stretch + letters * scale, bottom, height]
+    source_rows = np.interp(np.arange(height) + 0.5, drawn_knots, [0, top, band_top, band_bottom, bottom, height]) - 0.5
+    rows, columns = np.meshgrid(source_rows, np.arange(width, dtype=np.float64), indexing="ij")
+    moved = ndimage.map_coordinates(values, [rows, columns], order=1, mode="nearest")
+    return Image.fromarray(np.clip(moved, 0, 255).astype(np.uint8))
+
+
 HAND_EFFECTS = {"slant": slant, "elastic_distortion": elastic_distortion, "ink_spread": ink_spread}
 
 
-def captured_copy(image: Image.Image, rng: np.random.Generator) -> Image.Image:
-    """One captured copy of a greyscale line (see the module docstring)."""
+def captured_copy(image: Image.Image, rng: np.random.Generator, small_letters_share: float = 0.0) -> Image.Image:
+    """One captured copy of a greyscale line (see the module docstring); ``small_letters_share`` of the changed copies
+    get :func:`small_letters` (drawn only when asked, so that other copies stay as they were)."""
     image = image.convert("L")
     if rng.random() < UNCHANGED_SHARE:
         return image
+    if small_letters_share and rng.random() < small_letters_share:
+        image = small_letters(image, rng)
     for name, effect in HAND_EFFECTS.items():
         if rng.random() < HAND_EFFECT_PROBABILITIES[name]:
             image = effect(image, rng)
@@ -90,13 +125,14 @@ def captured_copy(image: Image.Image, rng: np.random.Generator) -> Image.Image:
 FEATURES = datasets.Features({"image": datasets.Image(), "text": datasets.Value("string")})
 
 
-def _copy_rows(batch: dict, indices: list[int], *, seed: int, copies: int) -> dict:
+def _copy_rows(batch: dict, indices: list[int], *, seed: int, copies: int, small_letters_share: float) -> dict:
     images, texts = [], []
     for index, image, text in zip(indices, batch["image"], batch["text"]):
         image = load_image(image)
         for copy in range(copies):
             buffer = io.BytesIO()
-            captured_copy(image, np.random.default_rng([seed, index, copy])).save(buffer, format="PNG")
+            rng = np.random.default_rng([seed, index, copy])
+            captured_copy(image, rng, small_letters_share).save(buffer, format="PNG")
             images.append({"bytes": buffer.getvalue(), "path": None})
             texts.append(text)
     return {"image": images, "text": texts}
@@ -119,6 +155,7 @@ def make_captured_copies(
     copies: int = 4,
     *,
     seed: int = 0,
+    small_letters_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -129,6 +166,8 @@ def make_captured_copies(
         dataset: the real lines.
         copies: copies of each line (at least 1).
         seed: copy ``c`` of row ``i`` is drawn from ``numpy.random.default_rng([seed, i, c])``.
+        small_letters_share: the share of changed copies whose small letters are made smaller against their
+            ascenders and descenders (:func:`small_letters`), as hands with long flourishes write them.
         cache_dir: cache root (see :func:`.generation.cached_dataset`); ``False``: no caching.
         num_proc: worker processes (does not change the result).
 
@@ -137,12 +176,15 @@ def make_captured_copies(
     """
     if copies < 1:
         raise ValueError(f"copies must be at least 1, got {copies}")
-    arguments = {"format_version": FORMAT_VERSION, "copies": copies, "seed": seed, "source": dataset_fingerprint(dataset)}
+    if not 0 <= small_letters_share <= 1:
+        raise ValueError(f"small_letters_share must be within 0 and 1, got {small_letters_share}")
+    arguments = {"format_version": FORMAT_VERSION, "copies": copies, "seed": seed, "source": dataset_fingerprint(dataset),
+                 **({"small_letters_share": small_letters_share} if small_letters_share else {})}
     source = dataset.select_columns(["image", "text"])
 
     def build(scratch) -> datasets.Dataset:
         return source.map(
-            _copy_rows, with_indices=True, batched=True, batch_size=16, fn_kwargs={"seed": seed, "copies": copies},
+            _copy_rows, with_indices=True, batched=True, batch_size=16, fn_kwargs={"seed": seed, "copies": copies, "small_letters_share": small_letters_share},
             remove_columns=source.column_names, features=FEATURES, num_proc=num_proc,
             keep_in_memory=scratch is None, cache_file_name=None if scratch is None else str(scratch / "data.arrow"),
             desc=f"Making {copies} captured copies of {len(source)} lines",

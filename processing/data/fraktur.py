@@ -18,7 +18,7 @@ from fontTools.ttLib import TTFont, TTLibError
 from PIL import Image, ImageDraw, ImageFont
 
 from .fonts import FONT_SUFFIXES, PRINTABLE_ASCII, discover_fonts, font_search_dirs
-from .german_print import COMBINING_SMALL_E, DOUBLE_OBLIQUE_HYPHEN
+from .german_print import COMBINING_SMALL_E, DOUBLE_OBLIQUE_HYPHEN, HAIRLINE_LOW_QUOTE, SHORT_DOUBLE_HYPHEN
 
 FRAKTUR_CAPITALS = 0x1D504
 FRAKTUR_SMALL = 0x1D51E
@@ -142,14 +142,17 @@ def _shapes_pair(path: str, size: int, pair: str) -> bool:
 SMALL_E_SIZE = 0.5
 """The small e of an old umlaut (:data:`.german_print.COMBINING_SMALL_E`), drawn by the engine, as a share of the
 face's size."""
-ENGINE_DRAWN_MARKS = (COMBINING_SMALL_E, DOUBLE_OBLIQUE_HYPHEN)
+ENGINE_DRAWN_MARKS = (COMBINING_SMALL_E, DOUBLE_OBLIQUE_HYPHEN, SHORT_DOUBLE_HYPHEN, HAIRLINE_LOW_QUOTE)
 """Marks of Fraktur print that no face in the engine draws (:func:`draw_joined` draws them)."""
+_ROOM_OF_ENGINE_DRAWN_MARKS = {COMBINING_SMALL_E: "", DOUBLE_OBLIQUE_HYPHEN: "=", SHORT_DOUBLE_HYPHEN: "-",
+                               HAIRLINE_LOW_QUOTE: "„"}
 
 
 def without_engine_drawn_marks(text: str) -> str:
     """``text`` as far as the face lays it out: the marks :func:`draw_joined` draws itself as what takes their room
-    (the small e none: it stands over its letter; the double oblique hyphen the face's ``=``)."""
-    return text.replace(COMBINING_SMALL_E, "").replace(DOUBLE_OBLIQUE_HYPHEN, "=")
+    (the small e none: it stands over its letter; the double oblique hyphen the face's ``=``, the short one its
+    hyphen, the hairline quote its „)."""
+    return text.translate(str.maketrans(_ROOM_OF_ENGINE_DRAWN_MARKS))
 
 
 def _small_e_for(letter: str) -> str:
@@ -188,6 +191,37 @@ def draw_double_oblique_hyphen(draw: ImageDraw.ImageDraw, origin: tuple[float, f
     return x + max(font.getlength("="), left + length + font.size * 0.05)
 
 
+def draw_short_double_hyphen(draw: ImageDraw.ImageDraw, origin: tuple[float, float], font: ImageFont.FreeTypeFont,
+                             fill: int) -> float:
+    """Draw the double hyphen as the 1780s cast it from ``origin`` (on the baseline): two short heavy strokes, steep,
+    one above and to the right of the other along their slope, around the middle of the face's x-height. Returns the x
+    after it (the room of the face's hyphen)."""
+    x, y = origin
+    _, x_top, _, _ = font.getbbox("x", anchor="ls")
+    thickness = max(1, round(font.size * 0.07))
+    length, rise, gap = font.size * 0.08, font.size * 0.11, font.size * 0.07  # gap: between the strokes, upright
+    start = (x + font.size * 0.06, y + x_top / 2 + rise + gap / 2)  # the lower stroke's foot
+    for _ in range(2):
+        end = (start[0] + length, start[1] - rise)
+        draw.line([start, end], fill=fill, width=thickness)
+        start = (end[0] + gap * length / rise, end[1] - gap)
+    return x + max(font.getlength("-"), font.size * 0.3)
+
+
+def draw_hairline_low_quote(draw: ImageDraw.ImageDraw, origin: tuple[float, float], font: ImageFont.FreeTypeFont,
+                            fill: int) -> float:
+    """Draw an opening „ as Fraktur print of about 1780-1840 sets it from ``origin`` (on the baseline): two thin
+    straight strokes leaning right, from a little below the baseline to a third of the size above it. Returns the x
+    after it (the room of the face's „)."""
+    x, y = origin
+    width = max(1, round(font.size * 0.055))
+    height, lean, spacing = font.size * 0.36, font.size * 0.1, font.size * 0.14
+    for start in (x + font.size * 0.04, x + font.size * 0.04 + spacing):
+        draw.line([(start, y + font.size * 0.05), (start + lean, y + font.size * 0.05 - height)], fill=fill,
+                  width=width)
+    return x + max(font.getlength("„"), font.size * 0.04 + spacing + lean + width)
+
+
 @functools.lru_cache(maxsize=256)
 def _face(path: str, size: int) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(path, size)
@@ -213,7 +247,8 @@ def draw_joined(draw: ImageDraw.ImageDraw, origin: tuple[float, float], text: st
                 fill: int, pairs: tuple[str, ...]) -> None:
     """Draw ``text`` from ``origin`` (its baseline's left end, anchor ``ls``) with each occurrence of ``pairs`` joined
     (:func:`joining_shift`), but for the pairs that the font shapes itself (:func:`shapes_pair`), and the marks no face
-    draws (:data:`ENGINE_DRAWN_MARKS`) drawn by :func:`draw_small_e_above` and :func:`draw_double_oblique_hyphen`."""
+    draws (:data:`ENGINE_DRAWN_MARKS`) drawn by :func:`draw_small_e_above`, :func:`draw_double_oblique_hyphen`,
+    :func:`draw_short_double_hyphen` and :func:`draw_hairline_low_quote`."""
     x, y = origin
     parts = re.split(f"([{''.join(ENGINE_DRAWN_MARKS)}])", text)  # runs of text, each mark between two of them
     for run, mark in zip(parts[::2], parts[1::2] + [""]):
@@ -222,3 +257,7 @@ def draw_joined(draw: ImageDraw.ImageDraw, origin: tuple[float, float], text: st
             draw_small_e_above(draw, (x, y), run[-1], font, fill)
         elif mark == DOUBLE_OBLIQUE_HYPHEN:
             x = draw_double_oblique_hyphen(draw, (x, y), font, fill)
+        elif mark == SHORT_DOUBLE_HYPHEN:
+            x = draw_short_double_hyphen(draw, (x, y), font, fill)
+        elif mark == HAIRLINE_LOW_QUOTE:
+            x = draw_hairline_low_quote(draw, (x, y), font, fill)

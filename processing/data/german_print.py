@@ -38,6 +38,13 @@ reading them adds these."""
 DOUBLE_OBLIQUE_HYPHEN = "\u2e17"
 """Fraktur's double hyphen as print casts it, ``⸗``: two short strokes rising to the right, drawn by the engine where the
 face has no glyph for it (:func:`.fraktur.draw_joined`)."""
+SHORT_DOUBLE_HYPHEN = "\ue001"
+"""Stand-in, in the text a line draws and never in a label, for the double hyphen as print of the 1780s casts it: two
+short heavy strokes, steep and close (:func:`.fraktur.draw_short_double_hyphen`); labelled :data:`DOUBLE_HYPHEN_LABEL`."""
+HAIRLINE_LOW_QUOTE = "\ue000"
+"""Stand-in, in the text a line draws and never in a label, for the opening „ as Fraktur print of about 1780-1840 sets
+it: two oblique hairlines on the baseline, where the engine's faces draw two commas
+(:func:`.fraktur.draw_hairline_low_quote`); labelled „."""
 DOUBLE_HYPHEN_LABEL = "—"
 """How the Deutsches Textarchiv's transcriptions (OCR-D's line ground truth) write Fraktur's double hyphen ``⸗``, which
 breaks a word at the end of a line; the faces draw it as their hyphen or with two strokes (:func:`as_printed`)."""
@@ -126,11 +133,16 @@ def break_last_word(text: str, rng: np.random.Generator) -> str:
     return text[:cut] + DOUBLE_HYPHEN_LABEL
 
 
-def as_printed(text: str, double: bool = False) -> str:
+def as_printed(text: str, double: bool = False, early_marks: bool = False) -> str:
     """What Fraktur print draws for the label ``text``: a double hyphen ending the line after a letter as the face's
     hyphen, or as print's double oblique hyphen (``double``: :data:`DOUBLE_OBLIQUE_HYPHEN`); an em dash after a space
-    stays one."""
-    return re.sub(rf"(?<=[^\W\d_]){DOUBLE_HYPHEN_LABEL}$", DOUBLE_OBLIQUE_HYPHEN if double else "-", text)
+    stays one. With ``early_marks``, as print of about 1780-1840 draws its marks: the double hyphen short and heavy
+    (:data:`SHORT_DOUBLE_HYPHEN`) and the opening „ as two hairlines (:data:`HAIRLINE_LOW_QUOTE`)."""
+    if early_marks:
+        text, hyphen = text.replace("„", HAIRLINE_LOW_QUOTE), SHORT_DOUBLE_HYPHEN
+    else:
+        hyphen = DOUBLE_OBLIQUE_HYPHEN if double else "-"
+    return re.sub(rf"(?<=[^\W\d_]){DOUBLE_HYPHEN_LABEL}$", hyphen, text)
 
 
 def decomposed_umlauts(text: str) -> str:

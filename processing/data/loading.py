@@ -288,9 +288,12 @@ def _load_line_dataset(name: str, split: str | None, options: dict) -> datasets.
         return load_washington_lines(root, split=split, **options)
     if name == "captured":
         copies, num_proc = options.pop("copies", 4), options.pop("num_proc", None)
+        small_letters_share = options.pop("small_letters_share", 0.0)
         if options:
-            raise ValueError(f"captured:{root} takes the options copies and num_proc, not {sorted(options)}")
-        return make_captured_copies(load_text_recognition_dataset(root, split=split), copies, num_proc=num_proc)
+            raise ValueError(f"captured:{root} takes the options copies, small_letters_share and num_proc, "
+                             f"not {sorted(options)}")
+        return make_captured_copies(load_text_recognition_dataset(root, split=split), copies,
+                                    small_letters_share=small_letters_share, num_proc=num_proc)
     split_files = {key: options.pop(key) for key in SPLITS if key in options}
     if not split_files:  # no split lists: all the lines, as the single split "train"
         _pick_split(["train"], split, f"iam:{root}")

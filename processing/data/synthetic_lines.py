@@ -250,6 +250,7 @@ def _render_example(
     book_marks_share: float = 0.0,
     page_number_spaces: int = 1,
     loose_crop_share: float = 0.0,
+    early_fraktur_marks_share: float = 0.0,
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
@@ -282,7 +283,9 @@ def _render_example(
                                quotes=("„", "“") if in_fraktur and german else ('"', '"'))
     drawn = spaced_page_number(text, rng, page_number_spaces)  # draws from rng only for a page number, when asked
     if in_fraktur:
-        drawn = as_printed(drawn, double=rng.random() < DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE)
+        double = rng.random() < DOUBLE_HYPHEN_DRAWN_DOUBLE_SHARE
+        early = german and bool(early_fraktur_marks_share) and rng.random() < early_fraktur_marks_share  # when asked
+        drawn = as_printed(drawn, double=double, early_marks=early)
         joined_pairs = FRAKTUR_LIGATURES
         if math_alphabet:
             bold = rng.random() < FRAKTUR_BOLD_SHARE
@@ -337,6 +340,7 @@ def make_synthetic_lines(
     book_marks_share: float = 0.0,
     page_number_spaces: int = 1,
     loose_crop_share: float = 0.0,
+    early_fraktur_marks_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -379,6 +383,9 @@ def make_synthetic_lines(
         loose_crop_share: with ``look="captured"``, the share of lines that, where made to look scanned, are cropped
             with `LOOSE_VERTICAL_MARGIN` of blank above and below (a field's box, a word picked out of a page), which
             the image processor cuts to half an ink height: the text reaches the model smaller than a tight crop's.
+        early_fraktur_marks_share: the share of German lines drawn in Fraktur whose marks are drawn as print of about
+            1780-1840 draws them (:func:`~.german_print.as_printed`): the line-end double hyphen as two short heavy
+            strokes, the opening „ as two oblique hairlines (the faces draw it as two commas); labelled as the others.
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
@@ -421,6 +428,8 @@ def make_synthetic_lines(
         raise ValueError(f"page_number_spaces must be at least 1, got {page_number_spaces}")
     if not 0 <= loose_crop_share <= 1:
         raise ValueError(f"loose_crop_share must be within 0 and 1, got {loose_crop_share}")
+    if not 0 <= early_fraktur_marks_share <= 1:
+        raise ValueError(f"early_fraktur_marks_share must be within 0 and 1, got {early_fraktur_marks_share}")
     german_fonts = {style: _fonts_for(style, charset + GERMAN_LETTERS) for style in styles} if german_share else None
     german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(path, (
         COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS
@@ -455,6 +464,7 @@ def make_synthetic_lines(
         **({"book_marks_share": book_marks_share} if book_marks_share else {}),
         **({"page_number_spaces": page_number_spaces} if page_number_spaces > 1 else {}),
         **({"loose_crop_share": loose_crop_share} if loose_crop_share else {}),
+        **({"early_fraktur_marks_share": early_fraktur_marks_share} if early_fraktur_marks_share else {}),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
     }
@@ -482,6 +492,7 @@ def make_synthetic_lines(
             "book_marks_share": book_marks_share,
             "page_number_spaces": page_number_spaces,
             "loose_crop_share": loose_crop_share,
+            "early_fraktur_marks_share": early_fraktur_marks_share,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(
