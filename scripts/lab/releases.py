@@ -389,6 +389,15 @@ CRNN_LINES_BOOK_MARKS_COMMAND = shlex.join([
     *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=60",
     "--seed=51", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 6500143)"
 """The command of the ninth `crnn-lines` (a book page's marks), which the tenth starts from."""
+CRNN_LINES_LOOSE_CROPS_COMMAND = shlex.join([
+    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-lines",
+    f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
+    f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15,"
+    "page_number_spaces=7,loose_crop_share=0.3",
+    *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=55",
+    "--seed=52", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 1d817ef)"
+"""The command of the tenth `crnn-lines` (page numbers' dashes spaced, loose crops; stopped by --max_train_minutes at
+step 1,467, a quarter of the way down its schedule), which the eleventh anneals."""
 
 
 SELF_ATTENTION_LINES_SYNTHETIC_COMMAND = shlex.join([
@@ -463,7 +472,10 @@ RELEASES = {
         # footnotes, page numbers, en dashes, opening quotes; from the eighth release's fp16 weights; released on
         # 2026-11-28), then (2026-11-28) on new engine lines whose page numbers set their dashes up to seven spaces
         # from the number and of which 30% of those made to look scanned are cropped with one to two font sizes of
-        # blank above and below (from the ninth release's fp16 weights; stopped by --max_train_minutes at step 1,467).
+        # blank above and below (from the ninth release's fp16 weights; stopped by --max_train_minutes at step 1,467;
+        # released on 2026-11-28), then (2026-11-29) on 50,000 new lines of the same recipe with the learning rate
+        # annealed from 5e-5 to zero over 1,300 steps, where the tenth had stopped at a quarter of its peak rate (from
+        # the tenth release's fp16 weights).
         Release(
             name="crnn-lines",
             architecture="crnn",
@@ -474,21 +486,21 @@ RELEASES = {
                 f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15,"
                 "page_number_spaces=7,loose_crop_share=0.3",
                 *ENGINE_STAGE_SETTINGS,
-                "--learning_rate=1e-4",
-                "--warmup_steps=100",
-                "--max_steps=2200",
+                "--learning_rate=5e-5",
+                "--warmup_steps=50",
+                "--max_steps=1300",
                 "--max_train_minutes=55",
-                "--seed=52",
+                "--seed=53",
             ),
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND,
                               CRNN_LINES_LIGATURES_COMMAND, CRNN_LINES_FRAKTUR_FACES_COMMAND, CRNN_LINES_LONG_S_COMMAND,
                               CRNN_LINES_DOUBLE_HYPHEN_COMMAND, CRNN_LINES_SMALL_CAPS_COMMAND,
-                              CRNN_LINES_BOOK_MARKS_COMMAND),
+                              CRNN_LINES_BOOK_MARKS_COMMAND, CRNN_LINES_LOOSE_CROPS_COMMAND),
             test_sets=LINE_TEST_SETS,
             language_model=PRINT_LANGUAGE_MODEL,
             training_data=("500,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
-                           "tight and loose crops): 100,000 in its first stage, then nine stages of 50,000 new lines: "
+                           "tight and loose crops): 100,000 in its first stage, then ten stages of 50,000 new lines: "
                            "15% in Fraktur; 30% German text from Debian's fortunes-de and 25% in Fraktur, German lines "
                            "in Fraktur spelled with the long s; 30% German and 30% in Fraktur with the ligatures ch, ck "
                            "and tz drawn joined; the same, the Fraktur drawn from eight faces, UnifrakturMaguntia, "
@@ -500,7 +512,8 @@ RELEASES = {
                            "page's marks (footnote marks such as *) and the dagger, footnotes, page numbers between "
                            "dashes, en dashes, opening quotes); the same, page numbers' dashes drawn up to seven "
                            "spaces from the number and 30% of the lines made to look scanned cropped with one to two "
-                           "font sizes of blank above and below; all after 120,000 clean print and "
+                           "font sizes of blank above and below; the same again, the learning rate annealed to "
+                           "zero; all after 120,000 clean print and "
                            "handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
