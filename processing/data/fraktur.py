@@ -142,17 +142,17 @@ def _shapes_pair(path: str, size: int, pair: str) -> bool:
 SMALL_E_SIZE = 0.5
 """The small e of an old umlaut (:data:`.german_print.COMBINING_SMALL_E`), drawn by the engine, as a share of the
 face's size."""
-ENGINE_DRAWN_MARKS = (COMBINING_SMALL_E, DOUBLE_OBLIQUE_HYPHEN, SHORT_DOUBLE_HYPHEN, HAIRLINE_LOW_QUOTE)
-"""Marks of Fraktur print that no face in the engine draws (:func:`draw_joined` draws them)."""
-_ROOM_OF_ENGINE_DRAWN_MARKS = {COMBINING_SMALL_E: "", DOUBLE_OBLIQUE_HYPHEN: "=", SHORT_DOUBLE_HYPHEN: "-",
-                               HAIRLINE_LOW_QUOTE: "„"}
+ENGINE_DRAWN_MARK_ROOMS = {COMBINING_SMALL_E: "", DOUBLE_OBLIQUE_HYPHEN: "=", SHORT_DOUBLE_HYPHEN: "-",
+                           HAIRLINE_LOW_QUOTE: "„"}
+"""Marks of Fraktur print that no face in the engine draws (:func:`draw_joined` draws them), each with what the face
+lays out in its room (the small e none: it stands over its letter)."""
+ENGINE_DRAWN_MARKS = tuple(ENGINE_DRAWN_MARK_ROOMS)
 
 
 def without_engine_drawn_marks(text: str) -> str:
     """``text`` as far as the face lays it out: the marks :func:`draw_joined` draws itself as what takes their room
-    (the small e none: it stands over its letter; the double oblique hyphen the face's ``=``, the short one its
-    hyphen, the hairline quote its „)."""
-    return text.translate(str.maketrans(_ROOM_OF_ENGINE_DRAWN_MARKS))
+    (:data:`ENGINE_DRAWN_MARK_ROOMS`)."""
+    return text.translate(str.maketrans(ENGINE_DRAWN_MARK_ROOMS))
 
 
 def _small_e_for(letter: str) -> str:
