@@ -389,11 +389,14 @@ CRNN_LINES_BOOK_MARKS_COMMAND = shlex.join([
     *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=60",
     "--seed=51", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 6500143)"
 """The command of the ninth `crnn-lines` (a book page's marks), which the tenth starts from."""
+CRNN_LINES_LOOSE_CROPS_DATASET = (
+    f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15,"
+    "page_number_spaces=7,loose_crop_share=0.3")
+"""The data of the tenth and eleventh `crnn-lines`: page numbers' dashes spaced, loose crops."""
 CRNN_LINES_LOOSE_CROPS_COMMAND = shlex.join([
     "textrec-train", "--model=crnn", "--model_name_or_path=crnn-lines",
     f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
-    f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15,"
-    "page_number_spaces=7,loose_crop_share=0.3",
+    CRNN_LINES_LOOSE_CROPS_DATASET,
     *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=55",
     "--seed=52", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 1d817ef)"
 """The command of the tenth `crnn-lines` (page numbers' dashes spaced, loose crops; stopped by --max_train_minutes at
@@ -483,8 +486,7 @@ RELEASES = {
                 "--model=crnn",
                 "--model_name_or_path=crnn-lines",
                 f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
-                f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15,"
-                "page_number_spaces=7,loose_crop_share=0.3",
+                CRNN_LINES_LOOSE_CROPS_DATASET,
                 *ENGINE_STAGE_SETTINGS,
                 "--learning_rate=5e-5",
                 "--warmup_steps=50",
