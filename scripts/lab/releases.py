@@ -500,7 +500,7 @@ RELEASES = {
                               CRNN_LINES_BOOK_MARKS_COMMAND, CRNN_LINES_LOOSE_CROPS_COMMAND),
             test_sets=LINE_TEST_SETS,
             language_model=PRINT_LANGUAGE_MODEL,
-            training_data=("500,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+            training_data=("600,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
                            "tight and loose crops): 100,000 in its first stage, then ten stages of 50,000 new lines: "
                            "15% in Fraktur; 30% German text from Debian's fortunes-de and 25% in Fraktur, German lines "
