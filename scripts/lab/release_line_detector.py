@@ -88,8 +88,8 @@ the size that brings its pitch to 20 pixels (`longest_edge_for`, at most 4,096 p
 
 ## Results on real pages
 
-Real pages of `../shared/data/real/pages` (SROIE receipts, FUNSD forms, OCR-D German book print, a Neue Zürcher
-Zeitung page; the development part), read with `crnn-lines` (the OCR-D pages with `--old_umlauts`, as their ground truth writes old umlauts) beside Tesseract
+Real pages of `../shared/data/real/pages` (SROIE receipts, FUNSD forms, OCR-D German book print, Neue Zürcher
+Zeitung newspaper pages; the development part), read with `crnn-lines` (the OCR-D pages with `--old_umlauts`, as their ground truth writes old umlauts) beside Tesseract
 5.3.0's page mode (its German Fraktur model on the OCR-D and NZZ pages). Precision and recall:
 the reader's output lines against the pages' printed lines, matched one to one at an intersection over union of
 at least 0.5.
