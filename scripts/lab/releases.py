@@ -331,18 +331,27 @@ CRNN_HANDWRITING_FOURTH_COMMAND = shlex.join([
     "--data_seed=48", "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit 3e91875)"
 """The fourth `crnn-handwriting` (2,700 steps from the third's fp16 weights), which the fifth goes on training
 with its slant corrected."""
+
+
+def deslanted_handwriting_stage_arguments(data_seed: int, max_train_minutes: int,
+                                         small_letters_share: float = 0.0) -> tuple[str, ...]:
+    """The `textrec-train` arguments of a `crnn-handwriting` stage that reads with its slant corrected (the fifth release
+    on): 2,200 steps from the release before it on new draws (`data_seed`) of the handwriting mixture, `small_letters_share`
+    of its captured copies in smaller letters."""
+    dataset = HANDWRITING_DATA + (f",small_letters_share={small_letters_share}" if small_letters_share else "")
+    return ("--model=crnn", "--model_name_or_path=crnn-handwriting", "--deslant=true", f"--dataset={dataset}",
+            *ENGINE_STAGE_SETTINGS, "--learning_rate=1.5e-4", "--warmup_steps=100", "--max_steps=2200",
+            f"--max_train_minutes={max_train_minutes}", "--seed=42", f"--data_seed={data_seed}")
+
+
 CRNN_HANDWRITING_FIFTH_COMMAND = shlex.join([
-    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-handwriting", "--deslant=true",
-    f"--dataset={HANDWRITING_DATA}", *ENGINE_STAGE_SETTINGS,
-    "--learning_rate=1.5e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=75", "--seed=42",
-    "--data_seed=49", "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit ec75578)"
+    "textrec-train", *deslanted_handwriting_stage_arguments(data_seed=49, max_train_minutes=75),
+    "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit ec75578)"
 """The fifth `crnn-handwriting` (2,200 steps from the fourth's fp16 weights, every line's slant corrected), which the
 sixth goes on training with half of its handwriting copies in smaller letters."""
 CRNN_HANDWRITING_SIXTH_COMMAND = shlex.join([
-    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-handwriting", "--deslant=true",
-    f"--dataset={HANDWRITING_DATA},small_letters_share=0.5", *ENGINE_STAGE_SETTINGS,
-    "--learning_rate=1.5e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=100", "--seed=42",
-    "--data_seed=50", "--output_dir=runs/crnn-handwriting"]) + (
+    "textrec-train", *deslanted_handwriting_stage_arguments(data_seed=50, max_train_minutes=100, small_letters_share=0.5),
+    "--output_dir=runs/crnn-handwriting"]) + (
     "   # stopped by its time limit at step 709 in a first run (--max_train_minutes=52), resumed to step 2,200; "
     "released as crnn-handwriting (textrec commit 6764983)")
 """The sixth `crnn-handwriting` (2,200 steps from the fifth's fp16 weights, half of the captured copies in smaller
@@ -545,19 +554,8 @@ RELEASES = {
                               CRNN_HANDWRITING_SECOND_COMMAND, CRNN_HANDWRITING_THIRD_COMMAND,
                               CRNN_HANDWRITING_FOURTH_COMMAND, CRNN_HANDWRITING_FIFTH_COMMAND,
                               CRNN_HANDWRITING_SIXTH_COMMAND),
-            train_arguments=(
-                "--model=crnn",
-                "--model_name_or_path=crnn-handwriting",
-                "--deslant=true",
-                f"--dataset={HANDWRITING_DATA},small_letters_share=0.7",
-                *ENGINE_STAGE_SETTINGS,
-                "--learning_rate=1.5e-4",
-                "--warmup_steps=100",
-                "--max_steps=2200",
-                "--max_train_minutes=110",
-                "--seed=42",
-                "--data_seed=51",
-            ),
+            train_arguments=deslanted_handwriting_stage_arguments(data_seed=51, max_train_minutes=110,
+                                                                  small_letters_share=0.7),
             test_sets=LINE_TEST_SETS,
             training_data=("the 9,112 training lines of IAM-OnDB (real pen strokes of 1,314 forms, rendered to images; "
                            "`../shared/data/real/handwriting/train`), 4 captured copies each (slant, elastic strokes, "
