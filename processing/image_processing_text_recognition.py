@@ -39,7 +39,7 @@ from PIL import Image, ImageOps
 from transformers.image_processing_utils import BaseImageProcessor, BatchFeature
 from transformers.processing_utils import ImagesKwargs
 
-from .luminance import colour_contrast_grey, full_scale
+from .luminance import colour_contrast_grey, full_scale, is_blank_margin
 from .slant_correction import deslant as deslant_image
 
 
@@ -467,22 +467,27 @@ def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margi
                        cut_vertical_margin: float | None = None) -> Image.Image:
     """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink (`ink_box`) cut
     to that width, and one higher than `max_vertical_margin` above or below it cut to `cut_vertical_margin` ink
-    heights (to `max_vertical_margin` where that is None or lower) (None: those margins stay); a narrower margin, and
-    a blank image, stay as they are."""
+    heights (to `max_vertical_margin` where that is None or lower) (None: those margins stay); a narrower margin, one
+    that is not blank (`is_blank_margin`: text the ink's threshold put with the ground, as red letters on a dark
+    sign), and a blank image, stay as they are."""
     box = ink_box(luminance)
     if box is None:
         return image
     left, top, right, bottom = box
+    height, contrast = bottom - top, ink_contrast(luminance)
     crop = [0, 0, image.width, image.height]
     if max_side_margin is not None:
-        limit = round(max_side_margin * (bottom - top))
-        crop[0], crop[2] = max(0, left - limit), min(image.width, right + limit)
+        limit = round(max_side_margin * height)
+        if left - limit > 0 and is_blank_margin(luminance[:, : left - limit], contrast, height):
+            crop[0] = left - limit
+        if right + limit < image.width and is_blank_margin(luminance[:, right + limit:], contrast, height):
+            crop[2] = right + limit
     if max_vertical_margin is not None:
-        limit = round(max_vertical_margin * (bottom - top))
-        kept = limit if cut_vertical_margin is None else round(min(cut_vertical_margin, max_vertical_margin) * (bottom - top))
-        if top > limit:
+        limit = round(max_vertical_margin * height)
+        kept = limit if cut_vertical_margin is None else round(min(cut_vertical_margin, max_vertical_margin) * height)
+        if top > limit and is_blank_margin(luminance[: top - kept], contrast, height):
             crop[1] = top - kept
-        if image.height - bottom > limit:
+        if image.height - bottom > limit and is_blank_margin(luminance[bottom + kept:], contrast, height):
             crop[3] = bottom + kept
     return image if crop == [0, 0, image.width, image.height] else image.crop(tuple(crop))
 

@@ -189,21 +189,26 @@ def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margi
                        cut_vertical_margin: float | None = None) -> Image.Image:
     """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink cut to that
     width, and one higher than `max_vertical_margin` above or below it cut to `cut_vertical_margin` ink heights (to
-    `max_vertical_margin` where that is None or lower) (None: those margins stay)."""
+    `max_vertical_margin` where that is None or lower) (None: those margins stay), where that margin is blank
+    (`luminance.is_blank_margin`)."""
     box = ink_box(luminance)
     if box is None:
         return image
     left, top, right, bottom = box
+    height, contrast = bottom - top, ink_contrast(luminance)
     crop = [0, 0, image.width, image.height]
     if max_side_margin is not None:
-        limit = round(max_side_margin * (bottom - top))
-        crop[0], crop[2] = max(0, left - limit), min(image.width, right + limit)
+        limit = round(max_side_margin * height)
+        if left - limit > 0 and _sibling_module(LUMINANCE_FILE).is_blank_margin(luminance[:, : left - limit], contrast, height):
+            crop[0] = left - limit
+        if right + limit < image.width and _sibling_module(LUMINANCE_FILE).is_blank_margin(luminance[:, right + limit:], contrast, height):
+            crop[2] = right + limit
     if max_vertical_margin is not None:
-        limit = round(max_vertical_margin * (bottom - top))
-        kept = limit if cut_vertical_margin is None else round(min(cut_vertical_margin, max_vertical_margin) * (bottom - top))
-        if top > limit:
+        limit = round(max_vertical_margin * height)
+        kept = limit if cut_vertical_margin is None else round(min(cut_vertical_margin, max_vertical_margin) * height)
+        if top > limit and _sibling_module(LUMINANCE_FILE).is_blank_margin(luminance[: top - kept], contrast, height):
             crop[1] = top - kept
-        if image.height - bottom > limit:
+        if image.height - bottom > limit and _sibling_module(LUMINANCE_FILE).is_blank_margin(luminance[bottom + kept:], contrast, height):
             crop[3] = bottom + kept
     return image if crop == [0, 0, image.width, image.height] else image.crop(tuple(crop))
 

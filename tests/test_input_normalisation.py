@@ -149,6 +149,35 @@ def test_a_line_whose_ink_is_under_two_percent_of_its_crop_is_cut_and_its_polari
     assert np.array_equal(np.asarray(normalize_capture(ImageOps.invert(loose), max_side_margin=1.0,
                                                        max_vertical_margin=0.5)), np.asarray(cut))
 
+def test_a_margin_holding_text_the_ink_threshold_missed_is_kept_and_noisy_paper_cut():
+    """A sign's faint letters (grey 180 on white) over a black bar: the ink's threshold puts the letters with the
+    white, so the ink box holds the bar alone and the letters lay in a margin 'wider than the limit', which was cut
+    (the real scene crop `FAHRENHEIT` read as nothing). A margin is cut only where it is blank
+    (`is_blank_margin`), so the letters stay; the same margin as paper noise, at three times a scan's spread, is cut
+    as before; the ONNX reader's copy agrees."""
+    from textrec.processing import textrec_onnx
+    from textrec.processing.luminance import is_blank_margin
+
+    generator = np.random.default_rng(0)
+    sign = np.full((120, 300), 255, np.uint8)
+    for column in range(4):  # strokes 4 columns wide
+        sign[10:80, 20 + column:280:12] = 180
+    sign[10:14, 20:280] = 180
+    sign[100:112, 10:290] = 0  # the bar: 12 rows, the only ink the threshold finds
+    assert ink_box(sign)[1] == 100
+    kept = normalize_capture(Image.fromarray(sign), max_side_margin=1.0, max_vertical_margin=0.5, cut_vertical_margin=0.15)
+    assert kept.size[1] >= 112 - 10  # the letters' rows are still there
+    onnx_kept = textrec_onnx.normalize_capture(Image.fromarray(sign), "auto", None, max_side_margin=1.0,
+                                               max_vertical_margin=0.5, cut_vertical_margin=0.15)
+    assert np.array_equal(np.asarray(onnx_kept), np.asarray(kept))
+    paper = sign.copy()
+    paper[:100] = np.clip(generator.normal(245, 3 * 3.0, (100, 300)), 0, 255).astype(np.uint8)
+    cut = normalize_capture(Image.fromarray(paper), max_side_margin=1.0, max_vertical_margin=0.5, cut_vertical_margin=0.15)
+    assert cut.size[1] == 2 + 12 + 2  # 0.15 of the bar's 12 rows kept above and below
+    assert not is_blank_margin(sign[:90], 255, 12) and is_blank_margin(paper[:90], 255, 12)
+    assert is_blank_margin(sign[:2], 255, 12)  # narrower than the averaging window
+
+
 def test_rgb_image_keeps_its_mode_and_background_colour():
     rgb = Image.merge("RGB", [line_image(), line_image(paper=200), line_image(paper=120)])
     framed = normalize_capture(rgb, crop_margin=0.5)
