@@ -39,7 +39,7 @@ from PIL import Image, ImageOps
 from transformers.image_processing_utils import BaseImageProcessor, BatchFeature
 from transformers.processing_utils import ImagesKwargs
 
-from .luminance import colour_contrast_grey, full_scale, is_blank_margin
+from .luminance import colour_contrast_grey, full_scale, grey_percentiles, is_blank_margin
 from .slant_correction import deslant as deslant_image
 
 
@@ -234,7 +234,7 @@ junk)."""
 
 def ink_contrast(luminance: np.ndarray) -> float:
     """Grey levels between an 8-bit luminance image's darkest and lightest pixels (`CONTRAST_PERCENTILES`)."""
-    low, high = np.percentile(luminance, CONTRAST_PERCENTILES)
+    low, high = grey_percentiles(luminance, CONTRAST_PERCENTILES)
     return float(high - low)
 
 

@@ -10,6 +10,23 @@ which finds this file beside it) load images alike.
 import numpy as np
 from PIL import Image, ImageFilter
 
+def grey_percentiles(grey: np.ndarray, percentiles) -> np.ndarray:
+    """`np.percentile(grey, percentiles)` (its default, linear interpolation), counted from the histogram of an 8-bit
+    image instead of sorting its pixels: about ten times faster on a line, where the image processor asks for them
+    several times per image. Other dtypes go to `np.percentile`."""
+    grey = np.asarray(grey)
+    if grey.dtype != np.uint8 or grey.size == 0:
+        return np.percentile(grey, percentiles)
+    cumulative = np.cumsum(np.bincount(grey.ravel(), minlength=256))
+    index = np.asarray(percentiles, dtype=np.float64) / 100 * (grey.size - 1)
+    below = np.floor(index)
+    low = np.searchsorted(cumulative, below, side="right").astype(np.float64)  # the values at `below` and `below + 1`
+    high = np.searchsorted(cumulative, np.minimum(below + 1, grey.size - 1), side="right").astype(np.float64)
+    fraction = index - below
+    difference = high - low
+    return np.where(fraction >= 0.5, high - difference * (1 - fraction), low + difference * fraction)  # NumPy's lerp
+
+
 INTEGER_DEPTHS = (8, 10, 12, 14, 16)
 """The bit depths an image stored in 16-bit integers may hold: a scanner's or camera's 10, 12 or 14 bits are stored
 so, and read at 65535 their text would lie within the darkest 6% of grey levels."""

@@ -145,7 +145,7 @@ def otsu_threshold(luminance: np.ndarray) -> float:
 
 def ink_contrast(luminance: np.ndarray) -> float:
     """Grey levels between an 8-bit luminance image's darkest and lightest pixels (`CONTRAST_PERCENTILES`)."""
-    low, high = np.percentile(luminance, CONTRAST_PERCENTILES)
+    low, high = _sibling_module(LUMINANCE_FILE).grey_percentiles(luminance, CONTRAST_PERCENTILES)
     return float(high - low)
 
 

@@ -577,3 +577,19 @@ def test_deslant_reads_light_handwriting_on_dark_as_dark_on_light():
 def test_an_image_of_one_colour_passes_every_normalisation_unchanged(colour, mode):
     plain = Image.new(mode, (60, 20), colour if mode == "L" else (colour,) * 3)
     assert np.array_equal(np.asarray(normalize_capture(plain, crop_margin=0.2, deslant=True)), np.asarray(plain))
+
+
+def test_grey_percentiles_of_an_8_bit_image_are_numpys():
+    """`grey_percentiles` counts the percentiles the image processor asks for from an 8-bit image's histogram: the
+    values `np.percentile` gives (its linear interpolation), on images of one grey, a few greys and all of them."""
+    from textrec.processing.luminance import grey_percentiles
+
+    generator = np.random.default_rng(0)
+    images = [generator.integers(0, 256, (31, 97), dtype=np.uint8), np.full((5, 7), 200, np.uint8),
+              generator.choice(np.array([0, 17, 255], np.uint8), (40, 300), p=[0.01, 0.04, 0.95]),
+              np.array([[3]], np.uint8)]
+    for image in images:
+        for percentiles in ((0.5, 99.5), (1, 99), (5,), (60,), (0, 100), (50,)):
+            assert np.array_equal(grey_percentiles(image, percentiles), np.percentile(image, percentiles))
+    floats = generator.random((4, 6))
+    assert np.array_equal(grey_percentiles(floats, (10, 90)), np.percentile(floats, (10, 90)))

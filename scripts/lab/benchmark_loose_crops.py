@@ -5,7 +5,8 @@
 A user's crop of a line may hold blank of several line heights around it (a field's box, a word picked out of a
 photo). This reads the first `--limit` development lines of the real print sets as they are ("tight"), with blank of
 2 to 8 of their heights added left and right, and with blank of 1 to 3 of their heights added above and below, in
-the colour of their background (drawn with a fixed seed), with the image processor's margin cuts as released
+the colour of their background (drawn with a fixed seed), and the latter again as paper is scanned (the background's
+grey with noise of its own spread, `PAPER_NOISE`), with the image processor's margin cuts as released
 (`max_side_margin`, `max_vertical_margin`, `cut_vertical_margin`), with blank above and below cut to
 `max_vertical_margin` alone (`cut_vertical_margin=None`, the processor before 2026-11-28) and turned off (all None),
 and gives the CER of each under the set's protocol (`real_sets.py`).
@@ -32,22 +33,30 @@ LOOSE_MARGIN_HEIGHTS = {"left and right": (2.0, 8.0), "above and below": (1.0, 3
 """The blank added on each side of a loose crop, in the line image's heights (drawn uniformly per side)."""
 
 
-def loosely_cropped(image: Image.Image, generator: random.Random, sides: str) -> Image.Image:
+PAPER_NOISE = "paper noise above and below"
+"""The kind of loose crop whose blank above and below is drawn as scanned paper: each pixel the background's grey plus
+Gaussian noise of the background's own spread (1.4826 times the median absolute deviation of its pixels), so that
+the margin cuts are seen to tell noise from text."""
+
+
+def loosely_cropped(image: Image.Image, generator: random.Random, sides: str, noisy: bool = False) -> Image.Image:
     """`image` with blank of `LOOSE_MARGIN_HEIGHTS[sides]` of its height added on those `sides`, in its background's
     grey: the median of the pixels lighter than `otsu_threshold`, or of the darker ones where its text is light
-    (`has_light_text`)."""
+    (`has_light_text`); `noisy`: with Gaussian noise of the spread of those pixels (`PAPER_NOISE`)."""
     grey = image.convert("L")
     luminance = np.asarray(grey)
     lighter = luminance >= otsu_threshold(luminance)
     background = luminance[~lighter if has_light_text(luminance) else lighter]
     fill = int(np.median(background)) if background.size else 255
+    spread = 1.4826 * float(np.median(np.abs(background.astype(np.float64) - fill))) if noisy and background.size else 0.0
     before, after = (round(generator.uniform(*LOOSE_MARGIN_HEIGHTS[sides]) * grey.height) for _ in range(2))
     if sides == "left and right":
-        canvas = Image.new("L", (grey.width + before + after, grey.height), fill)
-        canvas.paste(grey, (before, 0))
+        size, offset = (grey.width + before + after, grey.height), (before, 0)
     else:
-        canvas = Image.new("L", (grey.width, grey.height + before + after), fill)
-        canvas.paste(grey, (0, before))
+        size, offset = (grey.width, grey.height + before + after), (0, before)
+    noise = np.random.default_rng(generator.randrange(2**32)).normal(fill, spread, (size[1], size[0])) if spread else fill
+    canvas = Image.fromarray(np.clip(np.round(np.broadcast_to(noise, (size[1], size[0]))), 0, 255).astype(np.uint8))
+    canvas.paste(grey, offset)
     return canvas
 
 
@@ -69,15 +78,17 @@ def main() -> None:
                 f"`cut_vertical_margin={released[2]}`)": released,
                 "`cut_vertical_margin=None`": (*released[:2], None),
                 "no cut (all None)": (None, None, None)}
-    kinds = ("tight", *(f"blank {sides}" for sides in LOOSE_MARGIN_HEIGHTS))
+    kinds = ("tight", *(f"blank {sides}" for sides in LOOSE_MARGIN_HEIGHTS), PAPER_NOISE)
     generator = random.Random(args.seed)
     rows = []
     for name in args.sets:
         paths, references = load_real_set(name, "development")
         paths, references = paths[: args.limit], references[: args.limit]
         tight = [Image.open(path) for path in paths]
+        noise_generator = random.Random(f"{args.seed} {name}")  # its own draws: the other kinds' stay as they were
         images = {"tight": tight, **{f"blank {sides}": [loosely_cropped(image, generator, sides) for image in tight]
-                                      for sides in LOOSE_MARGIN_HEIGHTS}}
+                                      for sides in LOOSE_MARGIN_HEIGHTS},
+                  PAPER_NOISE: [loosely_cropped(image, noise_generator, "above and below", noisy=True) for image in tight]}
         real_set = REAL_SETS[name]
         expected = normalize_texts(references, real_set.normalization, real_set.charset)
         for setting, values in settings.items():
@@ -98,7 +109,7 @@ def main() -> None:
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     command = shlex.join(["python", "scripts/lab/benchmark_loose_crops.py", *sys.argv[1:]])
     text = (f"`{args.model}` on the first {args.limit} development lines of each real set, as cut (tight) and with "
-            f"blank added (line heights, {ranges}; seed {args.seed}), CER under each set's protocol (the historic print "
+            f"blank added (line heights, {ranges}; seed {args.seed}; {PAPER_NOISE}: the blank above and below drawn as the background's grey with noise of its own spread), CER under each set's protocol (the historic print "
             f"without `old_umlauts`). Command: `{command}`\n\n" + "\n".join(lines) + "\n")
     print(text)
     if args.output_markdown:
