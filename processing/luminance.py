@@ -1,7 +1,8 @@
 """The grey a text image is read by, where PIL's conversions would lose its text: integer images read at their own bit
 depth (a 12-bit scan stored in 16 bits is not all but black), and colour images whose text differs from its ground in
-colour far more than in brightness read along their colours' main axis (red on a blue of like brightness); and
-whether a margin of that grey is blank, before it is cut (`is_blank_margin`).
+colour far more than in brightness read along their colours' main axis (red on a blue of like brightness); the
+percentiles of that grey (`grey_percentiles`); and whether a margin of it is blank, before it is cut
+(`is_blank_margin`).
 
 NumPy and Pillow only: textrec's image processor, a Hub folder's copy of it and the ONNX reader (`textrec_onnx.py`,
 which finds this file beside it) load images alike.
@@ -10,10 +11,11 @@ which finds this file beside it) load images alike.
 import numpy as np
 from PIL import Image, ImageFilter
 
+
 def grey_percentiles(grey: np.ndarray, percentiles) -> np.ndarray:
     """`np.percentile(grey, percentiles)` (its default, linear interpolation), counted from the histogram of an 8-bit
-    image instead of sorting its pixels: about ten times faster on a line, where the image processor asks for them
-    several times per image. Other dtypes go to `np.percentile`."""
+    image instead of sorting its pixels: about twice as fast on a line (25 against 55 microseconds), where the image
+    processor asks for them several times per image. Other dtypes go to `np.percentile`."""
     grey = np.asarray(grey)
     if grey.dtype != np.uint8 or grey.size == 0:
         return np.percentile(grey, percentiles)
