@@ -54,8 +54,11 @@ def loosely_cropped(image: Image.Image, generator: random.Random, sides: str, no
         size, offset = (grey.width + before + after, grey.height), (before, 0)
     else:
         size, offset = (grey.width, grey.height + before + after), (0, before)
-    noise = np.random.default_rng(generator.randrange(2**32)).normal(fill, spread, (size[1], size[0])) if spread else fill
-    canvas = Image.fromarray(np.clip(np.round(np.broadcast_to(noise, (size[1], size[0]))), 0, 255).astype(np.uint8))
+    if spread:
+        noise = np.random.default_rng(generator.randrange(2**32)).normal(fill, spread, (size[1], size[0]))
+        canvas = Image.fromarray(np.clip(np.round(noise), 0, 255).astype(np.uint8))
+    else:
+        canvas = Image.new("L", size, fill)
     canvas.paste(grey, offset)
     return canvas
 
