@@ -755,6 +755,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         return_tensors: str | None = "pt",
         do_scale_augmentation: bool = False,
         warn_images_out_of_range: bool = True,
+        do_normalize_capture: bool = True,
     ) -> BatchFeature:
         """Turn one image or a list of images into a padded batch.
 
@@ -763,6 +764,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             return_tensors: `"pt"` for torch tensors, `"np"` or `None` for NumPy arrays.
             do_scale_augmentation: scale each image by a random factor first (training batches, `"limits"`
                 mode only).
+            do_normalize_capture: bring each image to what the model expects of any capture first
+                (`normalize_capture_of`); `False` for images that went through `normalize_capture_of` already.
             warn_images_out_of_range: log one warning per image far outside what the model reads (`size_warning`:
                 tiny, an extreme aspect ratio, several lines for a line model), naming its index; `False` where
                 the caller says so itself (`recognize()`, the pipeline, which name the file) or the images were
@@ -792,11 +795,12 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             scale = np.random.uniform(*self.scale_augmentation_range) if do_scale_augmentation else 1.0
             try:
                 loaded = load_image(image)
-                arrays.append(self._image_to_array(loaded, scale))
+                captured = self.normalize_capture_of(loaded) if do_normalize_capture else loaded
+                arrays.append(self._image_to_array(captured, scale))
             except (ValueError, TypeError) as err:
                 raise type(err)(f"image at index {index}: {err}") from err
             if warn_images_out_of_range:
-                problem = self.size_warning(loaded.width, loaded.height, loaded)
+                problem = self.size_warning(loaded.width, loaded.height, captured, image_is_normalized=True)
                 if problem:
                     logger.warning("image at index %d: %s; it is read, but probably not as you expect", index, problem)
 
@@ -831,12 +835,15 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             min(max(round(width * factor), self.min_width), self.max_width),
         )
 
-    def size_warning(self, width: int, height: int, image: Image.Image | None = None) -> str | None:
+    def size_warning(self, width: int, height: int, image: Image.Image | None = None,
+                     image_is_normalized: bool = False) -> str | None:
         """Why an image of `width` x `height` pixels lies far outside what the model reads, or None: a side
         shorter than `MIN_IMAGE_SIDE`, given the `image`, no ink in it (`BLANK_CONTRAST`), an aspect ratio that resizing (`output_size`) changes by more than
         `MAX_ASPECT_CHANGE` times, or, given the `image` of a line model (`"keep_aspect"`), more than one line of
         text in it (`text_line_count`), or a line turned on its side (taller than wide, and one line read across
-        its columns). Such an image is still read; recognition warns about it."""
+        its columns). Such an image is still read; recognition warns about it. `image_is_normalized`: the `image`
+        came from `normalize_capture_of` (the `width` and `height` stay those of the image as given), so that
+        reading normalises each image once."""
         if min(width, height) < MIN_IMAGE_SIDE:
             return f"tiny image ({width}x{height} pixels, width x height)"
         if image is not None:
@@ -845,9 +852,9 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
                 return (f"it looks blank (its darkest and lightest pixels differ by {contrast:.0f} grey levels): there "
                         "is no text in it to read")
         if image is not None and self.resize_mode == "keep_aspect":
-            side, vertical, cut_vertical = self.margin_limits
-            luminance = np.asarray(normalize_capture(image.convert("L"), self.text_polarity, max_side_margin=side,
-                                                     max_vertical_margin=vertical, cut_vertical_margin=cut_vertical))
+            if not image_is_normalized:
+                image = self.normalize_capture_of(image)
+            luminance = np.asarray(image.convert("L"))
             lines = text_line_count(luminance)
             if lines <= 1 and self.text_polarity == "auto" and may_be_page(255 - luminance):
                 # A page photographed or scanned on a dark ground can pass for light text on dark.
@@ -876,10 +883,17 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             )
         return None
 
-    def _image_to_array(self, image: Image.Image, scale: float = 1.0) -> np.ndarray:
-        """8-bit L/RGB image -> float32 (num_channels, resized_height, resized_width), normalised."""
+    def normalize_capture_of(self, image: Image.Image) -> Image.Image:
+        """The image as this model expects to see any capture of its text (`normalize_capture` with this processor's
+        `text_polarity`, `crop_margin`, `deslant` and margins), in its channels' mode ("L" or "RGB"), not yet
+        resized."""
         image = image.convert("L" if self.num_channels == 1 else "RGB")
-        image = normalize_capture(image, self.text_polarity, self.crop_margin, self.deslant, *self.margin_limits)
+        return normalize_capture(image, self.text_polarity, self.crop_margin, self.deslant, *self.margin_limits)
+
+    def _image_to_array(self, image: Image.Image, scale: float = 1.0) -> np.ndarray:
+        """8-bit L/RGB image, as `normalize_capture_of` gives it -> float32 (num_channels, resized_height,
+        resized_width), normalised."""
+        image = image.convert("L" if self.num_channels == 1 else "RGB")
         if self.glyph_height_range is not None:
             glyphs = estimate_glyph_height(np.asarray(image.convert("L")))
             if glyphs is not None:

@@ -337,32 +337,36 @@ def iter_recognize(
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens
     window = batch_size * SORT_WINDOW_BATCHES
+    image_processor = processor.image_processor
     with tqdm(total=len(images), desc="recognizing", unit="image", disable=not progress) as bar:
         for begin in range(0, len(images), window):
             positions = range(begin, min(begin + window, len(images)))
-            loaded, failures, problems = {}, {}, {}
+            # Each image normalised once (`normalize_capture_of`), for its size warning and its reading alike.
+            loaded, captured, failures, problems = {}, {}, {}, {}
             for index in positions:
                 try:
                     loaded[index] = load_image(images[index])
+                    captured[index] = image_processor.normalize_capture_of(loaded[index])
                 except (ValueError, TypeError) as error:
                     message = f"{describe_image(images[index], index, len(images))}: {error}"
                     if on_error == "raise":
                         raise type(error)(message) from error
                     failures[index] = message
+                    loaded.pop(index, None)
                     continue
-                problem = warn_of_sizes and processor.image_processor.size_warning(
-                    loaded[index].width, loaded[index].height, loaded[index])
+                problem = warn_of_sizes and image_processor.size_warning(
+                    loaded[index].width, loaded[index].height, captured[index], image_is_normalized=True)
                 if problem:
                     problems[index] = problem
                     logger.warning("%s: %s; read all the same", describe_image(images[index], index, len(images)), problem)
             # Lines of like aspect ratio share a batch, so that a batch pads little (a reading does not depend on
             # its batch: the image processor ends every line in the same padding).
-            by_shape = sorted(loaded, key=lambda index: loaded[index].width / max(loaded[index].height, 1))
+            by_shape = sorted(captured, key=lambda index: captured[index].width / max(captured[index].height, 1))
             texts = {}
             for start in range(0, len(by_shape), batch_size):
                 batch = by_shape[start : start + batch_size]
-                inputs = processor(images=[loaded[index] for index in batch], return_tensors="pt",
-                                   warn_images_out_of_range=False).to(model.device)
+                inputs = processor(images=[captured[index] for index in batch], return_tensors="pt",
+                                   warn_images_out_of_range=False, do_normalize_capture=False).to(model.device)
                 if not (output_confidences or old_umlauts):
                     sequences = read_batch(model, inputs, decoding, **generate_kwargs)
                     texts.update(zip(batch, processor.batch_decode(sequences, skip_special_tokens=True)))

@@ -321,15 +321,19 @@ class TextRecognitionPipeline(Pipeline):
 
     def preprocess(self, image):
         # Images stay images until a batch is formed, so the processor pads each batch itself.
+        # Normalised once (`normalize_capture_of`), for its size warning and its reading alike.
         loaded = load_image(image)
-        problem = self.processor.image_processor.size_warning(loaded.width, loaded.height, loaded)
+        captured = self.processor.image_processor.normalize_capture_of(loaded)
+        problem = self.processor.image_processor.size_warning(loaded.width, loaded.height, captured,
+                                                              image_is_normalized=True)
         if problem is not None:
             name = os.fspath(image) if isinstance(image, (str, os.PathLike)) else "an image"
             logger.warning(f"{name}: {problem}; read all the same")
-        return {"images": [loaded]}
+        return {"images": [captured]}
 
     def _forward(self, model_inputs, decoding=None, return_confidence=False, **generate_kwargs):
-        inputs = self.processor(images=model_inputs["images"], return_tensors="pt", warn_images_out_of_range=False).to(self.device)
+        inputs = self.processor(images=model_inputs["images"], return_tensors="pt", warn_images_out_of_range=False,
+                                do_normalize_capture=False).to(self.device)
         if not return_confidence:
             return {"sequences": read_batch(self.model, inputs, decoding, **generate_kwargs)}
         reading = read_batch_with_confidences(self.model, inputs, decoding, **generate_kwargs)

@@ -81,6 +81,7 @@ class TextRecognitionProcessor(ProcessorMixin):
         do_scale_augmentation: bool = False,
         warn_out_of_vocabulary: bool = True,
         warn_images_out_of_range: bool = True,
+        do_normalize_capture: bool = True,
     ) -> BatchFeature:
         """Prepare model inputs and/or training labels.
 
@@ -97,6 +98,8 @@ class TextRecognitionProcessor(ProcessorMixin):
                 (a training collator, whose dataset was checked as a whole).
             warn_images_out_of_range: the image processor's warning of images far outside what the model reads
                 (a page given to a line model, a tiny image); `False` where the caller warns itself.
+            do_normalize_capture: the image processor's normalisation of each capture (polarity, margins);
+                `False` for images that went through its `normalize_capture_of` already.
 
         Returns:
             `BatchFeature` with, depending on the inputs given:
@@ -120,7 +123,8 @@ class TextRecognitionProcessor(ProcessorMixin):
         data = {}
         if images is not None:
             data.update(self.image_processor(images, return_tensors=None, do_scale_augmentation=do_scale_augmentation,
-                                             warn_images_out_of_range=warn_images_out_of_range))
+                                             warn_images_out_of_range=warn_images_out_of_range,
+                                             do_normalize_capture=do_normalize_capture))
         sizes = {
             name: len(value)
             for name, value in (("images", data.get("pixel_values")), ("text", texts), ("text_target", targets))

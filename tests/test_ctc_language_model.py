@@ -109,3 +109,13 @@ def test_frames_of_blank_read_nothing_whatever_the_language_model_makes_of_an_em
     # where the frames' best path reads a character, the n-gram's view of an empty line stands (left unscored there
     # too, faint real scene words and receipt lines read nothing: scene words 14.32% -> 14.56% CER)
     assert ctc_prefix_beam_search(frames({}, {4: 0.6}, {}), BLANK, 4, **{**search, "length_bonus": 1.0}) == [4]
+
+
+def test_a_frame_all_but_certain_of_a_character_keeps_it_however_unlikely_the_language_model_finds_it():
+    """A frame giving its blank less than `CANDIDATE_LOG_PROBABILITY` keeps no prefix through the blank: the character
+    it is sure of is read even where the n-gram, heavily weighted, would rather drop it; with a blank of 1% it is
+    dropped."""
+    model = language_model(["b"] * 20, order=2)
+    search = dict(language_model=model, language_model_weight=8.0, eos_token_id=EOS)
+    assert ctc_prefix_beam_search(frames({4: 0.9}, {}, {3: 0.9999}, {}), BLANK, 4, **search) == [4, 3]
+    assert ctc_prefix_beam_search(frames({4: 0.9}, {}, {3: 0.99}, {}), BLANK, 4, **search) == [4]

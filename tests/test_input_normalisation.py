@@ -125,7 +125,7 @@ def test_blank_higher_than_the_limit_is_cut_closer_and_a_tight_crop_kept():
     assert TextRecognitionImageProcessor.from_dict(processor.to_dict()).cut_vertical_margin == CUT_VERTICAL_MARGIN
     onnx_preprocessor = textrec_onnx.LinePreprocessor(processor.to_dict())  # the ONNX folder's settings
     assert onnx_preprocessor.cut_vertical_margin == CUT_VERTICAL_MARGIN
-    assert np.allclose(onnx_preprocessor.image_to_array(loose_above), processor._image_to_array(loose_above))
+    assert np.allclose(onnx_preprocessor.image_to_array(loose_above), processor._image_to_array(processor.normalize_capture_of(loose_above)))
     assert TextRecognitionImageProcessor(resize_mode="limits").margin_limits == (None, None, None)
     with pytest.raises(ValueError, match="cut_vertical_margin must be"):
         TextRecognitionImageProcessor(cut_vertical_margin=-0.1)

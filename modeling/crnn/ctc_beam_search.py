@@ -79,12 +79,16 @@ class CharacterNGramTables:
         if cached is not None:
             return cached
         probability = 1.0 / self.vocab_size
+        # The context's key grows a digit at its front as the context grows by a token on its left.
+        base, context_key, place = self.base, 0, 1
         for length in range(len(history) + 1):
-            context = history[len(history) - length:]
-            backoff = self.histories.get(sequence_key(context, self.base))
+            if length:
+                context_key += (history[-length] + 1) * place
+                place *= base
+            backoff = self.histories.get(context_key)
             if backoff is None:
                 break  # a longer history ending in an unseen one is unseen too
-            probability = self.ngrams.get(sequence_key((*context, token_id), self.base), 0.0) + backoff * probability
+            probability = self.ngrams.get(context_key * base + token_id + 1, 0.0) + backoff * probability
         value = math.log(max(probability, 1e-30))
         self._cache[key] = value
         return value
@@ -105,8 +109,9 @@ def _log_add(a: float, b: float) -> float:
 
 
 CANDIDATE_LOG_PROBABILITY = math.log(1e-3)
-"""A frame extends prefixes only with the tokens it gives at least this probability (the others change no beam
-but cost time: on the development sets 1e-4 read the same text at half the speed)."""
+"""A frame extends prefixes only with the tokens it gives at least this probability, and keeps a prefix unextended
+through its blank only where it gives the blank that much (the others change no beam but cost time: on the development
+sets 1e-4 read the same text at half the speed; the blank pruned so read 1 of 1,000 lines otherwise, 20% faster)."""
 
 
 LINE_BREAK_FRAMES = 0.25
@@ -153,16 +158,19 @@ def ctc_prefix_beam_search(
                      for prefix, (ends_blank, ends_token, fusion, history, aside) in beams.items()}
             continue
         candidates = np.flatnonzero(frame_candidates).tolist()
+        blank_is_candidate = blank >= CANDIDATE_LOG_PROBABILITY
         line_break_ids = line_break_token_ids if fused and index >= line_break_from else frozenset()
         extended: dict[tuple[int, ...], list] = {}
         for prefix, (ends_blank, ends_token, fusion, history, aside) in beams.items():
             total = _log_add(ends_blank, ends_token)
-            entry = extended.setdefault(prefix, [-math.inf, -math.inf, fusion, history, aside])
-            entry[0] = _log_add(entry[0], total + blank)
+            if blank_is_candidate:
+                entry = extended.setdefault(prefix, [-math.inf, -math.inf, fusion, history, aside])
+                entry[0] = _log_add(entry[0], total + blank)
             last = prefix[-1] if prefix else None
             for token in candidates:
                 probability = float(frame[token])
                 if token == last:  # the same token again without a blank between: the same character
+                    entry = extended.setdefault(prefix, [-math.inf, -math.inf, fusion, history, aside])
                     entry[1] = _log_add(entry[1], ends_token + probability)
                     reaching = ends_blank + probability  # after a blank: the character twice
                 else:
