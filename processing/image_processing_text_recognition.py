@@ -10,6 +10,8 @@ Pipeline for every image (PIL and NumPy only):
    (`normalize_capture`): light text on a dark background is inverted to dark on light
    (`text_polarity`, told per image by default), and with `crop_margin` the image is cropped to its ink
    and framed with a margin proportional to the ink's height, so tight and loose crops read alike.
+   `normalize_capture_of(image)` gives this step's image alone: a reader that needs it for the size warning as well
+   (`recognize()`, the pipeline) makes it once and calls the processor with `do_normalize_capture=False`.
 3. Resize with PIL bicubic resampling (antialiased when shrinking; bicubic keeps thin strokes sharper
    than bilinear). `resize_mode="keep_aspect"`: to `height` rows, width scaled by the same factor
    (at least 1) and capped at `max_width` (wider crops are squeezed). `resize_mode="fixed"`: to

@@ -119,7 +119,7 @@ def run(argv: list[str] | None = None) -> list[dict]:
     rows = []
     for system, read in readers:
         logger.info("reading with %s", system)
-        rows.append({"system": system, "scores": score_system(read, sets)})
+        rows.append({"system": system, "scores": score_system(read, sets, timed_sets=tuple(sets))})
     receipts = sets["receipts"][0]
     split = {int8: time_split(folder, receipts, int8) for int8 in (False, True)}
     scratch.cleanup()
