@@ -378,7 +378,7 @@ def iter_recognize(
                         read = LineReading(text, confidence, character_confidences(processor.tokenizer, ids, token_confidences),
                                            alignment, problems.get(index))
                         if old_umlauts:
-                            read = write_old_umlauts(loaded[index], read, processor.image_processor)
+                            read = write_old_umlauts(captured[index], read)
                         texts[index] = read if output_confidences else read.text
                 bar.update(len(batch))
             bar.update(len(failures))

@@ -27,7 +27,7 @@ import numpy as np
 from PIL import Image
 from scipy import ndimage
 
-from .image_processing_text_recognition import normalize_capture, otsu_threshold
+from .image_processing_text_recognition import otsu_threshold
 
 COMBINING_SMALL_E = "\u0364"
 """How the Deutsches Textarchiv's transcriptions write the small e above a, o and u (``uͤber``: the letter and U+0364)."""
@@ -110,11 +110,11 @@ def has_small_e(marks: list[tuple[float, float, float]], letter_middle: float, x
     return width >= SMALL_E_MIN_WIDTH and height >= SMALL_E_MIN_HEIGHT and height >= SMALL_E_MIN_ASPECT * width
 
 
-def write_old_umlauts(image: Image.Image, reading, image_processor):
-    """`reading` (a `LineReading` of `image` with its CTC alignment, as `iter_recognize(..., output_confidences=True)`
+def write_old_umlauts(line: Image.Image, reading):
+    """`reading` (a `LineReading` of `line` with its CTC alignment, as `iter_recognize(..., output_confidences=True)`
     gives it) with each `ä`, `ö`, `ü` whose letter carries a small e above written as the letter and
-    `COMBINING_SMALL_E`. The line is looked at as the image processor gives it to the model (its polarity, crop and
-    slant: `normalize_capture`), at the image's own resolution; the reader's frames span its width.
+    `COMBINING_SMALL_E`. `line` is the image as the model was given it before resizing (its polarity, crop and slant:
+    the image processor's `normalize_capture_of`), at the capture's own resolution; the reader's frames span its width.
 
     Raises:
         ValueError: the reading has no CTC alignment (a reading by an attention decoder).
@@ -125,9 +125,7 @@ def write_old_umlauts(image: Image.Image, reading, image_processor):
     if (not any(character in DOTTED_UMLAUTS for character, _ in reading.characters)
             or "".join(character for character, _ in reading.characters) != reading.text):
         return reading
-    line = normalize_capture(image.convert("L"), image_processor.text_polarity, image_processor.crop_margin,
-                             image_processor.deslant, *getattr(image_processor, "margin_limits", (None, None, None)))
-    luminance = np.asarray(line)
+    luminance = np.asarray(line.convert("L"))
     ink = luminance < otsu_threshold(luminance)
     band = x_height_band(ink)
     if band is None:
