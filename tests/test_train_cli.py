@@ -211,6 +211,44 @@ def test_deslant_is_kept_by_fine_tuning_and_set_by_its_argument(trained_folder, 
     assert (deslants(trained_folder), deslants(tmp_path / "upright"), deslants(tmp_path / "again")) == (False, True, True)
 
 
+def test_a_crnn_fine_tuned_at_another_height_keeps_its_weights_and_reads_at_it(tmp_path):
+    """`--image_height` on fine-tuning: a CRNN (whose weights fit any height) goes on learning, and reads, lines 48
+    pixels high, every weight loaded from the saved model (`load_pretrained` refuses any other); `--max_image_width`
+    sets the fine-tuned processor's widest line. A model whose weights depend on the height, or a height the
+    architecture does not read, is refused."""
+    from PIL import Image, ImageDraw
+
+    from textrec.modeling.crnn.configuration_crnn import CRNNConfig
+    from textrec.processing.inference import load_recognizer, recognize
+
+    def crnn_arguments(folder):
+        return [a.replace("--model=self-attention", "--model=crnn") for a in tiny_run_arguments(folder, max_steps=1)]
+
+    train_cli.run(crnn_arguments(tmp_path / "at32"))
+    train_cli.run(crnn_arguments(tmp_path / "at48") + [f"--model_name_or_path={tmp_path / 'at32'}",
+                                                       "--image_height=48", "--max_image_width=500"])
+    config = json.loads((tmp_path / "at48" / "config.json").read_text())
+    image_processor = json.loads((tmp_path / "at48" / "processor_config.json").read_text())["image_processor"]
+    assert (config["image_height"], image_processor["height"], image_processor["max_width"]) == (48, 48, 500)
+    shapes = {name: tuple(weight.shape) for name, weight in load_file(tmp_path / "at32" / "model.safetensors").items()}
+    assert {name: tuple(weight.shape) for name, weight in load_file(tmp_path / "at48" / "model.safetensors").items()} == shapes
+    model, processor = load_recognizer(str(tmp_path / "at48"))
+    line = Image.new("L", (200, 40), 255)
+    ImageDraw.Draw(line).text((10, 10), "a line", fill=0)
+    assert processor(images=[line], return_tensors="pt")["pixel_values"].shape[2] == 48
+    assert len(recognize(model, processor, [line], progress=False).texts) == 1
+    with pytest.raises(ValueError, match="32 pixels high or taller by a multiple of 16"):
+        CRNNConfig(image_height=40)
+    with pytest.raises(ValueError, match="32 pixels high or taller by a multiple of 16"):
+        train_cli.run(crnn_arguments(tmp_path / "at40") + [f"--model_name_or_path={tmp_path / 'at32'}", "--image_height=40"])
+
+
+def test_a_model_whose_weights_depend_on_its_height_is_not_fine_tuned_at_another(trained_folder, tmp_path):
+    with pytest.raises(ValueError, match="keeps its height"):
+        train_cli.run(tiny_run_arguments(tmp_path / "taller", max_steps=1)
+                      + [f"--model_name_or_path={trained_folder}", "--image_height=48"])
+
+
 def test_frozen_modules_keep_their_weights_and_statistics_while_the_rest_trains(trained_folder, tmp_path):
     """--freeze_modules encoder: no gradient reaches the encoder and its batch normalisation keeps its running
     statistics (it runs in eval mode); the decoder trains. A part the model lacks is refused, naming its parts."""

@@ -10,14 +10,16 @@ class CRNNConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
     r"""
     Configuration of [`CRNNForTextRecognition`] (Shi, Bai & Yao, "An End-to-End Trainable Neural Network for
     Image-based Sequence Recognition", TPAMI 2017): a VGG turns a 32-pixel-high line into one row of features
-    (one per 4 pixels of width), a bidirectional LSTM reads them left to right, and a linear classifier trained
-    with CTC gives one distribution over the vocabulary (the pad token standing for CTC's blank) per column.
+    (one per 4 pixels of width; a taller line into a few rows, averaged), a bidirectional LSTM reads them left to
+    right, and a linear classifier trained with CTC gives one distribution over the vocabulary (the pad token
+    standing for CTC's blank) per column.
     There is no decoder: the model reads by CTC best path.
 
     Args:
         vocab_size (`int`): size of the character vocabulary, special tokens included.
         num_channels (`int`): image channels (1 grey, 3 RGB).
-        image_height (`int`): height of every input image; the VGG's poolings reduce 32 pixels to 1 row.
+        image_height (`int`): height of every input image; the VGG's poolings reduce 32 pixels to 1 row, each 16
+            more to one row more (its rows are averaged). 32 or more, a multiple of 16.
         cnn_channels (`list[int]`): output channels of the VGG's 7 convolutions.
         hidden_size (`int`): units per direction of the bidirectional LSTM.
         num_layers (`int`): layers of the bidirectional LSTM.
@@ -31,6 +33,9 @@ class CRNNConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
     """
 
     model_type = "textrec-crnn"
+    weights_fit_any_image_height = True
+    """The VGG's convolutions slide over a line of any height it reads, and its feature map is averaged over its rows:
+    a trained model can be fine-tuned to read taller lines (`textrec-train --image_height`)."""
     attribute_map = {"num_hidden_layers": "num_layers"}
 
     # `paper` is the publication's network (8.8M parameters with 99 tokens). `fast` (also `base`) has about the
@@ -63,8 +68,9 @@ class CRNNConfig(CheckpointFormatMixin, ConfigPresetsMixin, PretrainedConfig):
         eos_token_id: int = 2,
         **kwargs,
     ):
-        if image_height != 32:
-            raise ValueError(f"CRNN's VGG reads images 32 pixels high, got image_height={image_height}.")
+        if image_height < 32 or image_height % 16:
+            raise ValueError(f"CRNN's VGG reads images 32 pixels high or taller by a multiple of 16, got "
+                             f"image_height={image_height}.")
         self.vocab_size = vocab_size
         self.num_channels = num_channels
         self.image_height = image_height

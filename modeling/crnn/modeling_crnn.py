@@ -53,7 +53,7 @@ class CRNNPreTrainedModel(PreTrainedModel):
 class CRNNEncoder(CRNNPreTrainedModel):
     """VGG and bidirectional LSTM, usable alone as a vision model.
 
-    `pixel_values (batch, num_channels, 32, width)` → `last_hidden_state (batch, width / 4 - 1, 2 * hidden_size)`.
+    `pixel_values (batch, num_channels, image_height, width)` → `last_hidden_state (batch, width / 4 - 1, 2 * hidden_size)`.
     """
 
     def __init__(self, config: CRNNConfig):
@@ -70,8 +70,8 @@ class CRNNEncoder(CRNNPreTrainedModel):
     ) -> RecognizerEncoderOutput:
         """
         Args:
-            pixel_values: `(batch, num_channels, 32, width)`, width at least 8.
-            pixel_mask: `(batch, 32, width)`, 1 on real pixels, 0 on right padding.
+            pixel_values: `(batch, num_channels, image_height, width)`, width at least 8.
+            pixel_mask: `(batch, image_height, width)`, 1 on real pixels, 0 on right padding.
 
         Returns:
             `RecognizerEncoderOutput`; with a pixel mask, the LSTM reads each image's valid columns only and
@@ -129,8 +129,8 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
     ) -> CTCRecognitionOutput:
         """
         Args:
-            pixel_values: `(batch, num_channels, 32, width)` images from the processor.
-            pixel_mask: `(batch, 32, width)`, 1 on real pixels, 0 on padding.
+            pixel_values: `(batch, num_channels, image_height, width)` images from the processor.
+            pixel_mask: `(batch, image_height, width)`, 1 on real pixels, 0 on padding.
             labels: `(batch, target_length)` target ids ending in eos, padded with -100 (eos is not a CTC
                 target).
 
@@ -225,7 +225,7 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
         config = generation_config if generation_config is not None else self.generation_config
         pixel_values = inputs if inputs is not None else kwargs.get("pixel_values")
         if pixel_values is None:
-            raise ValueError("Pass the images as `inputs` or `pixel_values` (batch, channels, 32, width).")
+            raise ValueError("Pass the images as `inputs` or `pixel_values` (batch, channels, image_height, width).")
         if kwargs.get("do_sample", config.do_sample):
             raise ValueError("CRNN reads by CTC best path or prefix beam search: sampling does not apply.")
         sequences = self.ctc_decode(pixel_values, pixel_mask=pixel_mask, num_beams=kwargs.get("num_beams"),

@@ -47,8 +47,15 @@ class ModelArguments:
                   "comer, a LaTeX dictionary file, one token per line (default: the CROHME dictionary)."},
     )
     max_target_length: int = field(default=64, metadata={"help": "Longest label in tokens, end token included."})
-    image_height: int | None = field(default=None, metadata={"help": "Image height (default: the architecture's)."})
-    max_image_width: int | None = field(default=None, metadata={"help": "Widest resized image before padding."})
+    image_height: int | None = field(
+        default=None,
+        metadata={"help": "Image height (default: the architecture's; a fine-tuned model's own). With "
+                  "--model_name_or_path, a model whose weights fit any height (crnn: 32 pixels or taller by a multiple "
+                  "of 16) learns and reads at this height from then on."},
+    )
+    max_image_width: int | None = field(
+        default=None, metadata={"help": "Widest resized image before padding (default: the architecture's; a fine-tuned model's own)."}
+    )
     image_width: int | None = field(
         default=None,
         metadata={"help": "Width of every image, for fixed-size architectures (default: the architecture's)."},

@@ -290,18 +290,29 @@ HANDWRITING_SETS = ("iam-ondb", "washington")
 
 ENGINE_DATA = "synthetic-lines:font_style=print,max_chars=80,look=captured,num_proc=2"
 """The data engine as the line releases learn from it."""
-ENGINE_STAGE_SETTINGS = (
-    "--max_train_samples=50000",
-    "--eval_dataset=synthetic-lines:font_style=print,max_chars=80,look=captured",
-    "--max_eval_samples=300",
-    "--max_target_length=96",
-    "--max_image_width=1024",
-    "--per_device_train_batch_size=64",
-    "--batch_max_area=600000",
-    "--eval_steps=500",
-    "--save_steps=250",
-    "--logging_steps=50",
-)
+ENGINE_IMAGE_HEIGHT = 32
+"""The height the line releases learn and read at."""
+
+
+def engine_stage_settings(image_height: int = ENGINE_IMAGE_HEIGHT) -> tuple[str, ...]:
+    """The data engine stage's settings but its `--dataset`; at an `image_height` other than `ENGINE_IMAGE_HEIGHT` the
+    widest line and a batch's padded area grow with the height, so that a batch holds the lines it holds at that one."""
+    scale = image_height / ENGINE_IMAGE_HEIGHT
+    return (
+        "--max_train_samples=50000",
+        "--eval_dataset=synthetic-lines:font_style=print,max_chars=80,look=captured",
+        "--max_eval_samples=300",
+        "--max_target_length=96",
+        f"--max_image_width={round(1024 * scale)}",
+        "--per_device_train_batch_size=64",
+        f"--batch_max_area={round(600_000 * scale**2)}",
+        "--eval_steps=500",
+        "--save_steps=250",
+        "--logging_steps=50",
+    )
+
+
+ENGINE_STAGE_SETTINGS = engine_stage_settings()
 """The data engine stage's settings but its `--dataset`: for a stage that learns from the engine mixed with more."""
 ENGINE_STAGE_ARGUMENTS = (f"--dataset={ENGINE_DATA}", *ENGINE_STAGE_SETTINGS)
 """The data engine stage of a line release: print lines as scanners and cameras capture them."""
@@ -350,15 +361,16 @@ CRNN_HANDWRITING_FOURTH_COMMAND = shlex.join([
 with its slant corrected."""
 
 
-def deslanted_handwriting_stage_arguments(data_seed: int, max_train_minutes: int,
-                                         small_letters_share: float = 0.0) -> tuple[str, ...]:
+def deslanted_handwriting_stage_arguments(data_seed: int, max_train_minutes: int, small_letters_share: float = 0.0,
+                                         image_height: int = ENGINE_IMAGE_HEIGHT, max_steps: int = 2200) -> tuple[str, ...]:
     """The `textrec-train` arguments of a `crnn-handwriting` stage that reads with its slant corrected (the fifth release
-    on): 2,200 steps from the release before it on new draws (`data_seed`) of the handwriting mixture, `small_letters_share`
-    of its captured copies in smaller letters."""
+    on): `max_steps` from the release before it on new draws (`data_seed`) of the handwriting mixture, `small_letters_share`
+    of its captured copies in smaller letters; at another `image_height`, the model goes on learning and reading at it."""
     dataset = HANDWRITING_DATA + (f",small_letters_share={small_letters_share}" if small_letters_share else "")
     return ("--model=crnn", "--model_name_or_path=crnn-handwriting", "--deslant=true", f"--dataset={dataset}",
-            *ENGINE_STAGE_SETTINGS, "--learning_rate=1.5e-4", "--warmup_steps=100", "--max_steps=2200",
-            f"--max_train_minutes={max_train_minutes}", "--seed=42", f"--data_seed={data_seed}")
+            *engine_stage_settings(image_height), "--learning_rate=1.5e-4", "--warmup_steps=100", f"--max_steps={max_steps}",
+            f"--max_train_minutes={max_train_minutes}", "--seed=42", f"--data_seed={data_seed}",
+            *([f"--image_height={image_height}"] if image_height != ENGINE_IMAGE_HEIGHT else []))
 
 
 CRNN_HANDWRITING_FIFTH_COMMAND = shlex.join([
@@ -372,7 +384,12 @@ CRNN_HANDWRITING_SIXTH_COMMAND = shlex.join([
     "   # stopped by its time limit at step 709 in a first run (--max_train_minutes=52), resumed to step 2,200; "
     "released as crnn-handwriting (textrec commit 6764983)")
 """The sixth `crnn-handwriting` (2,200 steps from the fifth's fp16 weights, half of the captured copies in smaller
-letters), which the release goes on training with seven tenths of them so."""
+letters), which the seventh goes on training with seven tenths of them so."""
+CRNN_HANDWRITING_SEVENTH_COMMAND = shlex.join([
+    "textrec-train", *deslanted_handwriting_stage_arguments(data_seed=51, max_train_minutes=110, small_letters_share=0.7),
+    "--output_dir=runs/crnn-handwriting"]) + "   # released as crnn-handwriting (textrec commit 6c4e7d7)"
+"""The seventh `crnn-handwriting` (2,200 steps from the sixth's fp16 weights, seven tenths of the captured copies in
+smaller letters), which the release goes on training at 48 pixels high."""
 
 
 CRNN_LINES_FRAKTUR_COMMAND = shlex.join([
@@ -570,9 +587,12 @@ RELEASES = {
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_HANDWRITING_FIRST_COMMAND,
                               CRNN_HANDWRITING_SECOND_COMMAND, CRNN_HANDWRITING_THIRD_COMMAND,
                               CRNN_HANDWRITING_FOURTH_COMMAND, CRNN_HANDWRITING_FIFTH_COMMAND,
-                              CRNN_HANDWRITING_SIXTH_COMMAND),
-            train_arguments=deslanted_handwriting_stage_arguments(data_seed=51, max_train_minutes=110,
-                                                                  small_letters_share=0.7),
+                              CRNN_HANDWRITING_SIXTH_COMMAND, CRNN_HANDWRITING_SEVENTH_COMMAND),
+            # Run from a copy of the seventh release whose configuration and processor were set to 48 pixels by hand,
+            # which `--image_height=48` does (textrec-train, 2026-11-29).
+            train_arguments=deslanted_handwriting_stage_arguments(data_seed=52, max_train_minutes=110,
+                                                                  small_letters_share=0.85, image_height=48,
+                                                                  max_steps=1100),
             test_sets=LINE_TEST_SETS,
             training_data=("the 9,112 training lines of IAM-OnDB (real pen strokes of 1,314 forms, rendered to images; "
                            "`../shared/data/real/handwriting/train`), 4 captured copies each (slant, elastic strokes, "
@@ -588,7 +608,9 @@ RELEASES = {
                            "drawn in smaller letters (the x-height band squeezed to 0.5-0.85 of itself, ascenders "
                            "and descenders stretched: `captured:...:small_letters_share=0.5`), then 2,200 more from "
                            "the sixth (its fp16 weights; textrec commit 6764983) with seven tenths of them so "
-                           "(`small_letters_share=0.7`)"),
+                           "(`small_letters_share=0.7`), then 1,100 more from the seventh (its fp16 weights; textrec "
+                           "commit 6c4e7d7) reading lines 48 pixels high instead of 32 (`--image_height=48`), with "
+                           "0.85 of them so"),
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
             # Blank above and below a line cut to 0.15 of its ink height, not the default half: a hand fills the height
             # it is read at as IAM-OnDB's lines taught it to (real development sets, 2026-11-28: Washington 28.06% ->
