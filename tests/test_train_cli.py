@@ -244,9 +244,14 @@ def test_a_crnn_fine_tuned_at_another_height_keeps_its_weights_and_reads_at_it(t
 
 
 def test_a_model_whose_weights_depend_on_its_height_is_not_fine_tuned_at_another(trained_folder, tmp_path):
+    """Another height is refused; the height it reads at already is no change, and is accepted."""
     with pytest.raises(ValueError, match="keeps its height"):
         train_cli.run(tiny_run_arguments(tmp_path / "taller", max_steps=1)
                       + [f"--model_name_or_path={trained_folder}", "--image_height=48"])
+    height = json.loads((trained_folder / "processor_config.json").read_text())["image_processor"]["height"]
+    train_cli.run(tiny_run_arguments(tmp_path / "same", max_steps=1)
+                  + [f"--model_name_or_path={trained_folder}", f"--image_height={height}"])
+    assert json.loads((tmp_path / "same" / "processor_config.json").read_text())["image_processor"]["height"] == height
 
 
 def test_frozen_modules_keep_their_weights_and_statistics_while_the_rest_trains(trained_folder, tmp_path):

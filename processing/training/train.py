@@ -262,7 +262,8 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
                 logger.warning("--charset leaves out %d characters the saved model reads (%s): the fine-tuned model "
                                "will not read them. Give --charset every character to keep.", len(dropped),
                                "".join(dropped[:60]) + ("..." if len(dropped) > 60 else ""))
-        if model_args.image_height and model_args.image_height != getattr(model.config, "image_height", None):
+        saved_height = getattr(model.config, "image_height", processor.image_processor.height)
+        if model_args.image_height and model_args.image_height != saved_height:
             read_at_height(model, processor, model_args.image_height)
         if model_args.max_image_width:
             processor.image_processor.max_width = model_args.max_image_width
