@@ -14,6 +14,11 @@ from importlib import resources
 from pathlib import Path
 
 RELEASED_FOLDER = "released"
+DEFAULT_RECOGNIZER = "crnn-lines"
+"""The released recognizer the commands read with when none is named: it reads printed lines, scans and photographed
+words best of the released line models on the real development sets (README's first table)."""
+DEFAULT_DETECTOR = "line-detector"
+"""The released text-line detector that finds a page's lines when none is named."""
 
 
 def _released_folders() -> dict[str, bool]:

@@ -19,6 +19,8 @@ import colorsys
 import functools
 from pathlib import Path
 
+from textrec.model_cards import DEFAULT_DETECTOR, DEFAULT_RECOGNIZER
+
 from .cli import DEBUG_HELP, run_command
 
 GRADIO_REQUIREMENT = "gradio>=5.0"
@@ -161,7 +163,7 @@ def read_line(image, model_name: str, decoding: str | None = None):
                            "several heads and layers; the CTC decoding, where the model has one, shows its alignment.")
 
 
-def read_whole_page(image, model_name: str, decoding: str | None = None, detector_name: str = "line-detector"):
+def read_whole_page(image, model_name: str, decoding: str | None = None, detector_name: str = DEFAULT_DETECTOR):
     """Reads `image` as a page: its lines found by the detector `detector_name`, read by `model_name` in reading order.
 
     Returns:
@@ -197,7 +199,7 @@ def build_demo(model_names: list[str] | None = None, default_model: str | None =
     model_names = list(model_names or released_model_names())
     if not model_names:
         raise ValueError("no model to offer: give model names or folders (no released model is installed)")
-    default_model = default_model or ("crnn-lines" if "crnn-lines" in model_names else model_names[0])
+    default_model = default_model or (DEFAULT_RECOGNIZER if DEFAULT_RECOGNIZER in model_names else model_names[0])
     if default_model not in model_names:
         raise ValueError(f"default_model {default_model!r} is not among the models offered: {', '.join(model_names)}")
 
@@ -337,8 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textrec-demo", description=__doc__.split("\n\n")[0], epilog=DEBUG_HELP)
     parser.add_argument("--models", nargs="+", help="Released model names or model folders to offer (default: every "
                         "released model).")
-    parser.add_argument("--default_model", help="The model selected when the page opens (default: crnn-lines, else "
-                        "the first offered).")
+    parser.add_argument("--default_model", help="The model selected when the page opens (default: "
+                        f"{DEFAULT_RECOGNIZER}, else the first offered).")
     parser.add_argument("--host", default="127.0.0.1", help="Address to serve on (0.0.0.0: every network interface).")
     parser.add_argument("--port", type=int, default=7860)
     return parser

@@ -1,5 +1,6 @@
 """textrec-recognize: print the text of each image, one line per image.
 
+    textrec-recognize line1.png line2.png                                # read with crnn-lines
     textrec-recognize --model runs/self-attention line1.png line2.png
     textrec-recognize --model runs/self-attention scans/ --show_paths
     textrec-recognize --model crnn-lines scans/ --show_confidence        # text<TAB>0.973
@@ -12,6 +13,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+from textrec.model_cards import DEFAULT_DETECTOR, DEFAULT_RECOGNIZER
 
 from .cli import (
     DEBUG_HELP,
@@ -30,8 +33,6 @@ SHOWN_NAMES = 5
 OUTPUT_FORMATS = ("text", "json", "hocr")
 """`--output_format`: a line of text per image (per line of a page), a JSON object per image (or page), or hOCR
 (pages only)."""
-DEFAULT_DETECTOR = "line-detector"
-"""The released text-line detector `--page` reads with unless `--detector` names another."""
 
 
 def collect_images(inputs: list[str]) -> list[Path]:
@@ -78,8 +79,9 @@ def report_skipped(folder: Path, others: list[str], folders: list[str]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textrec-recognize", description=__doc__.split("\n\n")[0], epilog=DEBUG_HELP)
     parser.add_argument("images", nargs="+", help="Image files or folders of images.")
-    parser.add_argument("--model", required=True,
-                        help="A released model's name (e.g. self-attention-lines), a trained model folder or a Hub id.")
+    parser.add_argument("--model", default=DEFAULT_RECOGNIZER,
+                        help="A released model's name (e.g. comer-math), a trained model folder or a Hub id. Default: "
+                        f"{DEFAULT_RECOGNIZER}, which reads printed lines, scans and photographed words.")
     parser.add_argument("--batch_size", type=positive_int, default=16)
     parser.add_argument("--num_beams", type=positive_int,
                         help="Beams of the decoder's search (1: greedy). Default: the model's generation config's, "

@@ -17,7 +17,7 @@ import torch
 from safetensors import safe_open
 from transformers import AutoModelForImageTextToText, AutoProcessor, pipeline
 
-from textrec.model_cards import released_model_names, released_model_path
+from textrec.model_cards import DEFAULT_RECOGNIZER, released_model_names, released_model_path
 import releases as release_module
 from textrec.model_cards.hub import export_for_hub
 from textrec.scripts.export import export_model
@@ -251,7 +251,7 @@ RELEASED = [name for name in released_model_names() if name in release_module.RE
 @pytest.mark.parametrize("name", RELEASED)
 def test_released_model_reads_alike_on_every_path(name, tmp_path, capsys):
     """By short name and by folder; the paths of the tiny models above that touch the release's own files (the
-    export is in the slow tier)."""
+    export is in the slow tier); `textrec-recognize` without `--model` reads with the default recognizer."""
     folder = released_model_path(name)
     files = release_files(name, tmp_path)
     decoding = json.loads((folder / "generation_config.json").read_text())["decoding"]
@@ -264,6 +264,8 @@ def test_released_model_reads_alike_on_every_path(name, tmp_path, capsys):
         "textrec-recognize by short name": recognize_cli.run(["--model", name, *files]),
         "plain from_pretrained": generated_texts(plain, AutoProcessor.from_pretrained(folder), files),
     }
+    if name == DEFAULT_RECOGNIZER:
+        texts["textrec-recognize without --model"] = recognize_cli.run(files)
     for path, reader in (("pipeline by folder", pipeline("text-recognition", model=str(folder))),
                          ("pipeline by object", pipeline("text-recognition", model=model, processor=processor))):
         texts[path] = [result["generated_text"] for result in reader(files, batch_size=len(files))]
