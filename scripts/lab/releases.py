@@ -617,7 +617,8 @@ RELEASES = {
                            "the sixth (its fp16 weights; textrec commit 6764983) with seven tenths of them so "
                            "(`small_letters_share=0.7`), then 1,100 more from the seventh (its fp16 weights; textrec "
                            "commit 6c4e7d7) reading lines 48 pixels high instead of 32 (`--image_height=48`), with "
-                           "0.85 of them so"),
+                           "0.85 of them so, then 1,100 more from the ninth (its fp16 weights; textrec commit 2f340ea) "
+                           "on new draws of the same mixture"),
             real_sets=PRINT_AND_SCENE_SETS + HANDWRITING_SETS,
             # Blank above and below a line cut to 0.15 of its ink height, not the default half: a hand fills the height
             # it is read at as IAM-OnDB's lines taught it to (real development sets, 2026-11-28: Washington 28.06% ->

@@ -59,12 +59,13 @@ def write_split_folder(rows: list[dict], folder: Path) -> Path:
 
 def training_arguments(model: str, dataset: str, test_folder: Path, output_dir: Path, max_steps: int) -> list[str]:
     """`textrec-train` arguments of one fine-tuning run: a low constant learning rate after a short warm-up,
-    batches of 16, no evaluation during training; the final evaluation (the card's) reads the test pages."""
+    batches of 16 (lines as wide as the model reads them), no evaluation during training; the final evaluation (the
+    card's) reads the test pages."""
     return [
         f"--model_name_or_path={model}", f"--dataset={dataset}", f"--max_steps={max_steps}",
         f"--eval_dataset={test_folder}", "--eval_split=train", "--max_eval_samples=1000",
         "--learning_rate=1e-4", "--warmup_steps=20", "--lr_scheduler_type=constant_with_warmup",
-        "--per_device_train_batch_size=16", "--max_image_width=1024", "--max_target_length=96",
+        "--per_device_train_batch_size=16", "--max_target_length=96",
         "--eval_strategy=no", f"--save_steps={max_steps}", "--logging_steps=25", "--seed=0",
         f"--output_dir={output_dir}",
     ]
