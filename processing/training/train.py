@@ -262,8 +262,7 @@ def build_recognizer(model_args: ModelArguments, spec: ArchitectureSpec):
                 logger.warning("--charset leaves out %d characters the saved model reads (%s): the fine-tuned model "
                                "will not read them. Give --charset every character to keep.", len(dropped),
                                "".join(dropped[:60]) + ("..." if len(dropped) > 60 else ""))
-        saved_height = getattr(model.config, "image_height", processor.image_processor.height)
-        if model_args.image_height and model_args.image_height != saved_height:
+        if model_args.image_height:
             read_at_height(model, processor, model_args.image_height)
         if model_args.max_image_width:
             processor.image_processor.max_width = model_args.max_image_width
@@ -288,17 +287,21 @@ def read_at_height(model, processor, height: int) -> None:
     """`model` and `processor` set to read lines `height` pixels high, the weights kept: for a fine-tuned model whose
     configuration declares that its weights fit any such height (`weights_fit_any_image_height`; a CRNN's convolutions
     slide over the taller line and its feature map is averaged over its rows), which learns the new scale from there.
+    The height the model already reads at changes nothing, whatever the architecture.
 
     Raises:
         ValueError: the architecture's weights depend on the height, or its configuration does not read `height`.
     """
     config = model.config
+    saved_height = getattr(config, "image_height", processor.image_processor.height)
+    if height == saved_height:
+        return
     if not getattr(config, "weights_fit_any_image_height", False):
         raise ValueError(f"--image_height={height}: a fine-tuned {config.model_type} keeps its height "
-                         f"({getattr(config, 'image_height', processor.image_processor.height)} pixels); its weights depend on it.")
+                         f"({saved_height} pixels); its weights depend on it.")
     type(config).from_dict({**config.to_dict(), "image_height": height})  # the configuration's own check of the height
     logger.info("Fine-tuning at %d pixels high (the saved model read at %d): the weights are kept, the scale is learned",
-                height, config.image_height)
+                height, saved_height)
     config.image_height = height
     processor.image_processor.height = height
 
