@@ -41,6 +41,7 @@ from .image_processing_line_detection import (
     polygon_part,
     polygon_to_box,
 )
+from .document_pages import document_page_count, is_pdf, iter_document_pages
 from .image_processing_text_recognition import load_image, may_be_page, normalize_capture, text_line_count
 from .inference import LineReading, check_model_source, iter_recognize
 from .old_umlauts import write_page_umlauts_alike
@@ -980,7 +981,16 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     recognizer's `generate()` reads); with `old_umlauts` the page's umlauts are then written alike
     (`write_page_umlauts_alike`). With `auto_rotate` (the default) a page on its side or upside down is read
     turned upright (`page_orientation`; `PageReading.rotation`), its boxes given in the image's pixels. An image of
-    one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`)."""
+    one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`). A PDF of
+    one page is read as that page, at its scan's resolution (`textrec.processing.document_pages`); a document of
+    several pages is refused: `read_document` reads each."""
+    if is_pdf(image):
+        pages = document_page_count(image)
+        if pages != 1:
+            raise ValueError(f"{image}: a PDF of {pages} pages: read_document() reads each of them")
+        rendered = iter_document_pages(image)
+        image = next(rendered)[1]
+        rendered.close()
     given = load_image(image)
     given = given.convert("L") if given.mode not in ("L", "RGB") else given
     if is_line_image(given):
@@ -1045,6 +1055,20 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
             points = np.asarray([point for polygon in line.polygons for point in polygon], dtype=np.float64)
             line.box = [*map(float, points.min(axis=0)), *map(float, points.max(axis=0))]
     return PageReading(width=given.width, height=given.height, lines=lines, rotation=rotation)
+
+
+def read_document(path, recognizer, detector, dpi: float | None = None, progress: bool = True,
+                  **read_page_arguments) -> list[PageReading]:
+    """Reads every page of a document file (a PDF, a multi-page TIFF; an image file is a document of one page) with
+    `read_page` (`read_page_arguments`: its keyword arguments), in page order. PDF pages are rendered at their scans'
+    resolution, or at `dpi` if given (`textrec.processing.document_pages`); a progress bar counts the pages of a
+    document of several where `progress`."""
+    from tqdm.auto import tqdm
+
+    total = document_page_count(path)
+    pages = iter_document_pages(path, dpi)
+    return [read_page(image, recognizer, detector, **read_page_arguments)
+            for _, image in tqdm(pages, total=total, unit="page", disable=not progress or total < 2)]
 
 
 PICTURE_COLOURS = ((220, 30, 30), (30, 120, 220), (20, 160, 60), (200, 120, 0))

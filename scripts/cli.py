@@ -32,6 +32,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """An argparse `type` for a resolution or a scale: a finite number > 0."""
+    value = float(text)
+    if not 0.0 < value < float("inf"):  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
+    return value
+
+
 def unit_interval(text: str) -> float:
     """An argparse `type` for a probability or confidence: a number from 0 to 1."""
     value = float(text)

@@ -7,11 +7,13 @@
     textrec-recognize --model crnn-lines scans/ --output_format json     # one JSON object per image and line
     textrec-recognize --model crnn-lines --page page.png                 # a whole page: its lines in reading order
     textrec-recognize --model crnn-lines --page pages/ --output_format hocr --output_dir read/
+    textrec-recognize --page scan.pdf fax.tiff                          # every page of a PDF or multi-page TIFF
 """
 
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from textrec.model_cards import DEFAULT_DETECTOR, DEFAULT_RECOGNIZER
@@ -21,6 +23,7 @@ from .cli import (
     add_device_argument,
     add_old_umlauts_argument,
     check_old_umlauts,
+    positive_float,
     positive_int,
     resolve_device,
     run_command,
@@ -35,17 +38,24 @@ OUTPUT_FORMATS = ("text", "json", "hocr")
 (pages only)."""
 
 
-def collect_images(inputs: list[str]) -> list[Path]:
-    """Files as given, and the image files of folders in name order (by `IMAGE_SUFFIXES`). What else a folder
-    holds is not read, and one line on stderr counts and names it: other files, and sub-folders. A symbolic link
-    to nothing counts as a file: by its name an image to read (that then cannot be read), else another file."""
+def collect_images(inputs: list[str], documents: bool = False) -> list[Path]:
+    """Files as given, and the image files of folders in name order (by `IMAGE_SUFFIXES`; PDFs too where
+    `documents`, as `--page` reads them). What else a folder holds is not read, and one line on stderr counts and
+    names it: other files, and sub-folders. A symbolic link to nothing counts as a file: by its name an image to read
+    (that then cannot be read), else another file."""
+    if documents:
+        from textrec.processing.document_pages import PDF_SUFFIX
+
+        suffixes = IMAGE_SUFFIXES | {PDF_SUFFIX}
+    else:
+        suffixes = IMAGE_SUFFIXES
     paths = []
     for item in map(Path, inputs):
         if item.is_dir():
             entries = sorted(item.iterdir())
             files = [p for p in entries if p.is_file() or p.is_symlink() and not p.exists()]
-            paths.extend(p for p in files if p.suffix.lower() in IMAGE_SUFFIXES)
-            others = [p.name for p in files if p.suffix.lower() not in IMAGE_SUFFIXES]
+            paths.extend(p for p in files if p.suffix.lower() in suffixes)
+            others = [p.name for p in files if p.suffix.lower() not in suffixes]
             folders = [p.name for p in entries if p.is_dir()]
             report_skipped(item, others, folders)
         elif item.exists():
@@ -78,7 +88,8 @@ def report_skipped(folder: Path, others: list[str], folders: list[str]) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textrec-recognize", description=__doc__.split("\n\n")[0], epilog=DEBUG_HELP)
-    parser.add_argument("images", nargs="+", help="Image files or folders of images.")
+    parser.add_argument("images", nargs="+", help="Image files or folders of images (with --page also PDFs and "
+                        "multi-page TIFFs, each of whose pages is read).")
     parser.add_argument("--model", default=DEFAULT_RECOGNIZER,
                         help="A released model's name (e.g. comer-math), a trained model folder or a Hub id. Default: "
                         f"{DEFAULT_RECOGNIZER}, which reads printed lines, scans and photographed words.")
@@ -103,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "{\"path\", \"text\", \"confidence\", \"characters\": [[character, confidence], ...]} "
                         "(and \"warning\" where the image lies outside what the model reads: blank, several lines, "
                         "a line on its side...; \"text\": null and \"error\" for an image that could not be read; with --page "
-                        "\"lines\": null and \"error\").")
+                        "\"lines\": null and \"error\", and a document's page its \"page_number\").")
     parser.add_argument("--page", action="store_true",
                         help="Each image is a whole page: find its lines with the text-line detector (--detector), read "
                         "them with --model and print them in reading order (columns, then lines top to bottom).")
@@ -118,8 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="With --page: read each page as it lies (by default a page on its side or upside down is "
                         "read turned upright; its boxes stay in the image's pixels and its JSON gives the rotation).")
     parser.add_argument("--output_dir", help="With --page: write each page's reading to OUTPUT_DIR/<image name>.txt, "
-                        ".json or .hocr (by --output_format) instead of printing it (refused where two pages have "
-                        "the same name).")
+                        ".json or .hocr (by --output_format) instead of printing it, a document's pages to <document "
+                        "name>-page-<number> (refused where two pages have the same name).")
+    parser.add_argument("--pdf_dpi", type=positive_float,
+                        help="With --page: render PDF pages at this resolution (dots per inch). Default: a scanned "
+                        "page at its scan's own resolution, a page of vector text at "
+                        "textrec.processing.document_pages.PDF_DPI.")
     add_device_argument(parser)
     return parser
 
@@ -153,6 +168,7 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     args = parser.parse_args(argv)
     from transformers.utils import logging as transformers_logging
 
+    from textrec.processing.document_pages import is_pdf
     from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer
 
     transformers_logging.disable_progress_bar()  # a bar for loading a few MB of weights on every run is noise
@@ -165,8 +181,13 @@ def run(argv: list[str] | None = None) -> list[str | None]:
         parser.error("--output_dir writes pages' readings: use it with --page")
     if args.no_auto_rotate and not args.page:
         parser.error("--no_auto_rotate is how pages are read: use it with --page")
+    if args.pdf_dpi is not None and not args.page:
+        parser.error("--pdf_dpi is how PDF pages are rendered: use it with --page")
+    pdfs = [name for name in args.images if is_pdf(name)]
+    if pdfs and not args.page:
+        parser.error(f"{pdfs[0]} is a PDF, a document of pages: read it with --page")
     device = resolve_device(args.device)
-    paths = collect_images(args.images)
+    paths = collect_images(args.images, documents=args.page)
     if not paths:
         raise SystemExit("textrec-recognize: no images found")
     model, processor = load_recognizer(args.model, device=device)
@@ -200,75 +221,149 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     return texts
 
 
-def format_page(path: Path, page, args: argparse.Namespace) -> str:
+def format_page(path: Path, page, args: argparse.Namespace, page_number: int | None = None) -> str:
     """A page's reading as `--output_format` asks: its lines (each `path<TAB>`-prefixed with `--show_paths`, with
-    `<TAB>confidence` after with `--show_confidence`), one JSON object, or an hOCR document."""
+    `<TAB>confidence` after with `--show_confidence`), one JSON object, or an hOCR document. `page_number`: the page's
+    number in its document (a PDF, a multi-page TIFF), None for an image; shown as `scan.pdf#page=2`."""
+    shown = str(path) if page_number is None else f"{path}#page={page_number}"
     if args.output_format == "json":
-        return json.dumps({"path": str(path), **page.to_dict()}, ensure_ascii=False)
+        where = {"path": str(path)} if page_number is None else {"path": str(path), "page_number": page_number}
+        return json.dumps({**where, **page.to_dict()}, ensure_ascii=False)
     if args.output_format == "hocr":
-        return page.to_hocr(title=path.name)
+        return page.to_hocr(title=Path(shown).name)
     lines = []
     for line in page.lines:
         text = f"{line.text}\t{line.confidence:.3f}" if args.show_confidence else line.text
-        lines.append(f"{path}\t{text}" if args.show_paths else text)
+        lines.append(f"{shown}\t{text}" if args.show_paths else text)
     return "\n".join(lines)
 
 
-def check_distinct_outputs(paths: list[Path], suffix: str, output_dir: Path) -> None:
-    """A `ValueError` where two pages would be written to the same file of `output_dir` (`<image name><suffix>`):
-    the later would overwrite the earlier."""
-    by_output = {}
+@dataclass
+class PageSource:
+    """One input of `--page`: an image file (`pages` None), or a document file (a PDF, a multi-page TIFF) with its
+    number of pages, or the error that keeps it from being read."""
+
+    path: Path
+    pages: int | None = None
+    error: str | None = None
+
+    def output_stems(self) -> list[str]:
+        """The names (without suffix) its pages' readings are written to in `--output_dir`."""
+        if self.pages is None or self.error is not None:
+            return [self.path.stem]
+        return [f"{self.path.stem}-page-{number}" for number in range(1, max(self.pages, 1) + 1)]
+
+
+def page_sources(paths: list[Path]) -> list[PageSource]:
+    """Each input path as a `PageSource`: PDFs and TIFFs are counted (a TIFF of one frame is an image)."""
+    from textrec.processing.document_pages import MULTI_PAGE_IMAGE_SUFFIXES, document_page_count, is_pdf
+
+    sources = []
     for path in paths:
-        by_output.setdefault(f"{path.stem}{suffix}", []).append(str(path))
-    clashes = {name: sources for name, sources in by_output.items() if len(sources) > 1}
+        if not (is_pdf(path) or path.suffix.lower() in MULTI_PAGE_IMAGE_SUFFIXES):
+            sources.append(PageSource(path))
+            continue
+        try:
+            pages = document_page_count(path)
+        except (ValueError, ImportError) as error:
+            sources.append(PageSource(path, pages=0, error=str(error)))
+            continue
+        if pages == 0:
+            sources.append(PageSource(path, pages=0, error=f"{path}: the document holds no page"))
+        else:
+            sources.append(PageSource(path, pages=pages) if is_pdf(path) or pages > 1 else PageSource(path))
+    return sources
+
+
+def check_distinct_outputs(sources: list[PageSource], suffix: str, output_dir: Path) -> None:
+    """A `ValueError` where two pages would be written to the same file of `output_dir` (`<image name><suffix>`,
+    `<document name>-page-<number><suffix>`): the later would overwrite the earlier."""
+    by_output = {}
+    for source in sources:
+        for stem in source.output_stems():
+            by_output.setdefault(f"{stem}{suffix}", []).append(str(source.path))
+    clashes = {name: inputs for name, inputs in by_output.items() if len(inputs) > 1}
     if clashes:
-        name, sources = next(iter(clashes.items()))
+        name, inputs = next(iter(clashes.items()))
         raise ValueError(f"{len(clashes)} file name(s) of --output_dir would hold several pages, e.g. {output_dir / name}: "
-                         f"{', '.join(sources)}; give the pages distinct names, or read them in separate runs")
+                         f"{', '.join(inputs)}; give the pages distinct names, or read them in separate runs")
 
 
 def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: str) -> list[str | None]:
-    """`--page`: reads each page (`textrec.processing.page_reading.read_page`) and prints or writes its reading; a
-    page that cannot be read gets a line on stderr and the others are read all the same. Returns the pages' texts
-    (None for a page that could not be read)."""
+    """`--page`: reads each page (`textrec.processing.page_reading.read_page`; each page of a PDF or multi-page TIFF,
+    `textrec.processing.document_pages`) and prints or writes its reading; a page or document that cannot be read
+    gets a line on stderr and the others are read all the same. Returns the pages' texts (None for a page, or a
+    whole document, that could not be read)."""
+    from tqdm.auto import tqdm
+
+    from textrec.processing.document_pages import iter_document_pages
     from textrec.processing.page_reading import load_line_detector, read_page
 
     detector = load_line_detector(args.detector, device=device)
-    if args.output_format == "hocr" and len(paths) > 1 and not args.output_dir:
+    sources = page_sources(paths)
+    total = sum(1 if source.pages is None else max(source.pages, 1) for source in sources)
+    if args.output_format == "hocr" and total > 1 and not args.output_dir:
         raise ValueError("--output_format hocr writes one document per page: give --output_dir for several pages")
     output_dir = Path(args.output_dir) if args.output_dir else None
     suffix = {"text": ".txt", "json": ".json", "hocr": ".hocr"}[args.output_format]
     if output_dir is not None:
-        check_distinct_outputs(paths, suffix, output_dir)
+        check_distinct_outputs(sources, suffix, output_dir)
         output_dir.mkdir(parents=True, exist_ok=True)
+    options = dict(batch_size=args.batch_size, decoding=args.decoding, num_beams=args.num_beams,
+                   old_umlauts=args.old_umlauts, auto_rotate=not args.no_auto_rotate,
+                   **({} if args.min_character_confidence is None else
+                      {"min_character_confidence": args.min_character_confidence}))
+    # Pages written to files print nothing: a bar counts them (where several are read).
+    bar = tqdm(total=total, unit="page", disable=output_dir is None or total < 2)
     texts = []
-    for path in paths:
-        try:
-            page = read_page(str(path), recognizer, detector, batch_size=args.batch_size, decoding=args.decoding,
-                             num_beams=args.num_beams, old_umlauts=args.old_umlauts, auto_rotate=not args.no_auto_rotate,
-                             **({} if args.min_character_confidence is None else
-                                                          {"min_character_confidence": args.min_character_confidence}))
-        except ValueError as error:
-            print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)
-            texts.append(None)
-            if args.output_format == "json":  # a JSON Lines reader still finds every page
-                formatted = json.dumps({"path": str(path), "lines": None, "error": str(error)}, ensure_ascii=False)
-                if output_dir is None:
-                    print(formatted, flush=True)
-                else:
-                    (output_dir / f"{path.stem}{suffix}").write_text(formatted + "\n", encoding="utf-8")
-            continue
-        if not page.lines:
-            print(f"textrec-recognize: {path}: no line of text was found on this page", file=sys.stderr, flush=True)
-        texts.append(page.text)
-        formatted = format_page(path, page, args)
-        if output_dir is not None:
-            (output_dir / f"{path.stem}{suffix}").write_text(formatted + "\n", encoding="utf-8")
-        else:
+
+    def emit(formatted: str, stem: str) -> None:
+        if output_dir is None:
             print(formatted, flush=True)
+        else:
+            (output_dir / f"{stem}{suffix}").write_text(formatted + "\n", encoding="utf-8")
+
+    def failed(path: Path, error: str, stem: str, page_number: int | None = None) -> None:
+        print(f"textrec-recognize: {error}", file=sys.stderr, flush=True)
+        texts.append(None)
+        if args.output_format == "json":  # a JSON Lines reader still finds every page
+            where = {"path": str(path)} if page_number is None else {"path": str(path), "page_number": page_number}
+            emit(json.dumps({**where, "lines": None, "error": error}, ensure_ascii=False), stem)
+
+    for source in sources:
+        if source.error is not None:
+            failed(source.path, source.error, source.output_stems()[0])
+            bar.update()
+            continue
+        if source.pages is None:
+            pages = [(None, str(source.path), source.path.stem)]
+        else:
+            pages = ((number, image, f"{source.path.stem}-page-{number}")
+                     for number, image in iter_document_pages(source.path, args.pdf_dpi))
+        read = 0
+        try:
+            for page_number, image, stem in pages:
+                read += 1
+                shown = source.path if page_number is None else f"{source.path}#page={page_number}"
+                try:
+                    page = read_page(image, recognizer, detector, **options)
+                except ValueError as error:
+                    failed(source.path, str(error) if page_number is None else f"{shown}: {error}", stem, page_number)
+                    continue
+                finally:
+                    bar.update()
+                if not page.lines:
+                    print(f"textrec-recognize: {shown}: no line of text was found on this page", file=sys.stderr,
+                          flush=True)
+                texts.append(page.text)
+                emit(format_page(source.path, page, args, page_number), stem)
+        except ValueError as error:  # a document's page that cannot be rendered ends the document
+            failed(source.path, str(error), f"{source.path.stem}-page-{read + 1}", read + 1)
+            bar.update(source.pages - read)
+    bar.close()
     failures = sum(text is None for text in texts)
     if failures:
-        print(f"textrec-recognize: {failures} of {len(paths)} pages could not be read", file=sys.stderr)
+        print(f"textrec-recognize: {failures} of {len(texts)} pages could not be read", file=sys.stderr)
     return texts
 
 

@@ -88,10 +88,10 @@ if [ "$INSTALL" = wheel ]; then
   "$PYTHON" -m pip wheel -q --no-deps -w "$wheels" "$wheels/source"
   # pip keeps an installed textrec of the same version (editable or an earlier wheel) unless it is removed.
   if "$PYTHON" -m pip show -q textrec 2>/dev/null; then "$PYTHON" -m pip uninstall -q -y textrec; fi
-  "$PYTHON" -m pip install -q "$(ls "$wheels"/textrec-*.whl)[test,demo,onnx,fonts]"
+  "$PYTHON" -m pip install -q "$(ls "$wheels"/textrec-*.whl)[test,demo,onnx,fonts,pdf]"
   rm -rf "$wheels"
 else
-  "$PYTHON" -m pip install -q -e ".[test,demo,onnx,fonts]"
+  "$PYTHON" -m pip install -q -e ".[test,demo,onnx,fonts,pdf]"
 fi
 if [ "$RELEASE_FONTS" = yes ] && [ ! -d "$WEB_FONTS_DIR" ]; then
   if command -v npm >/dev/null; then

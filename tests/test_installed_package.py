@@ -63,6 +63,8 @@ ONNX_MODULES = ("onnx_export.py", "textrec_onnx.py")
 FONTS_MODULES = ("fonts.py",)
 """The data engine's fonts, whose outline operations (skia-pathops) are the `fonts` extra, imported only where a face
 gets a long s."""
+PDF_MODULES = ("document_pages.py",)
+"""Document files' pages, whose PDFs are rendered by pypdfium2, the `pdf` extra (imported only where a PDF is read)."""
 
 
 def imported_distributions(path: Path) -> set[str]:
@@ -102,6 +104,7 @@ def test_every_command_answers_help(command):
 def test_every_imported_package_is_a_declared_requirement():
     declared, with_peers, with_demo = declared_requirements(), declared_requirements("peers"), declared_requirements("demo")
     with_onnx, with_fonts = declared_requirements("onnx"), declared_requirements("fonts")
+    with_pdf = declared_requirements("pdf")
     missing = {}
     for package_name in PACKAGES:
         root = Path(importlib.import_module(package_name).__file__).parent
@@ -109,7 +112,8 @@ def test_every_imported_package_is_a_declared_requirement():
             if "lab" not in path.relative_to(root).parts:
                 allowed = (with_peers if path.name in PEER_MODULES else with_demo if path.name in DEMO_MODULES
                            else with_onnx if path.name in ONNX_MODULES
-                           else with_fonts if path.name in FONTS_MODULES else declared)
+                           else with_fonts if path.name in FONTS_MODULES
+                           else with_pdf if path.name in PDF_MODULES else declared)
                 for distribution in imported_distributions(path) - allowed:
                     missing.setdefault(distribution, str(path))
     # The lab runs from a checkout beside the installed library (with the `peers` extra); its scripts import
