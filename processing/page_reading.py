@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from .document_pages import document_page_count, is_pdf, iter_document_pages
 from .image_processing_line_detection import (
     CORE_INSET_RATIO,
     DETECTION_THRESHOLD,
@@ -41,8 +42,14 @@ from .image_processing_line_detection import (
     polygon_part,
     polygon_to_box,
 )
-from .document_pages import document_page_count, is_pdf, iter_document_pages
-from .image_processing_text_recognition import load_image, may_be_page, normalize_capture, text_line_count
+from .image_processing_text_recognition import (
+    load_image,
+    may_be_page,
+    normalize_capture,
+    otsu_threshold,
+    rule_pixels,
+    text_line_count,
+)
 from .inference import LineReading, check_model_source, iter_recognize
 from .old_umlauts import write_page_umlauts_alike
 
@@ -127,6 +134,26 @@ MIN_CHARACTER_CONFIDENCE = 0.4
 stamps, logos and rules read as a few unlikely characters. Chosen on the real development pages with the sixth
 `crnn-lines` (page CER of all 85: 15.64% with none, 14.99% at 0.3, 14.88% at 0.4, 15.08% at 0.5, 17.36% at 0.7; book
 pages 5.02% -> 4.18%, forms 15.62% -> 14.36%)."""
+STACKED_MIN_HEIGHTS = 1.6
+"""A detected run at least this many times as high as the page's median run may hold two printed lines the detector
+took together (closely set lines at a column's foot, a heading and the line under it; on a small dark scan most of
+its lines) ..."""
+STACKED_VALLEY_SHARE = 0.15
+"""... and is cut between them where, in the middle `STACKED_SEARCH` of its height, rows hold at most this share of
+the ink of its fullest row, with print above and below (a heading in large type has no such rows) ..."""
+STACKED_SEARCH = (0.2, 0.8)
+STACKED_PEAK_SHARE = 0.4
+"""... with a line's print in each part: a row holding at least this share of the ink of the run's fullest row ..."""
+STACKED_MIN_BAND_HEIGHTS = 0.3
+"""... each part at least this many median run heights high ..."""
+STACKED_MIN_PRINT_HEIGHTS = 0.25
+"""... its rows holding at least half the ink of its fullest over at least this many (a line's middle band, not a rule
+or an underline a few rows thick) ..."""
+STACKED_CONTEXT_HEIGHTS = 0.1
+"""... the parts reaching this many median run heights across each cut."""
+STACKED_FOUND_SHARE = 0.5
+"""A band of a cut run whose length other runs over its height cover at least this share of is a line the detector
+found on its own as well: it is read from them, not again from the band."""
 
 PAGE_NUMBER_MAX_HEIGHTS = 4.0
 """A detected run at most this many of its heights long may be a page number set between dashes (`— 170 —`, as 19th-century
@@ -813,6 +840,92 @@ def distinct_lines(grey: np.ndarray, boxes: Sequence[Sequence[float]]) -> list[b
     return [contrast >= FAINT_CONTRAST_SHARE * typical for contrast in contrasts]
 
 
+def _run_height(polygon: Polygon) -> float:
+    top_left, top_right, bottom_right, bottom_left = polygon
+    return (math.dist(top_left, bottom_left) + math.dist(top_right, bottom_right)) / 2
+
+
+def _stacked_bands(rows_ink: np.ndarray, run_height: float) -> list[tuple[int, int]]:
+    """The printed lines (first and last row + 1) that a run's row profile of ink (`rows_ink`, upright) holds, parted
+    at rows of little ink in its middle (`STACKED_VALLEY_SHARE`, `STACKED_SEARCH`); one band where there is no such
+    row."""
+    size = len(rows_ink)
+    fullest = float(rows_ink.max()) if size else 0.0
+    if fullest <= 0:
+        return [(0, size)]
+    low = rows_ink <= STACKED_VALLEY_SHARE * fullest
+    low[: round(STACKED_SEARCH[0] * size)] = False
+    low[round(STACKED_SEARCH[1] * size):] = False
+    cuts = [(start + end) // 2 for start, end in runs_of(low)]
+    edges = [0, *cuts, size]
+    bands = [(start, end) for start, end in zip(edges, edges[1:])]
+    # A part without print of a line's own (paper, descenders, the tops of a few capitals) is no line: it goes with
+    # its neighbour.
+    kept = []
+    for start, end in bands:
+        rows = rows_ink[start:end]
+        if (end - start >= STACKED_MIN_BAND_HEIGHTS * run_height and rows.max() >= STACKED_PEAK_SHARE * fullest
+                and (rows >= 0.5 * rows.max()).sum() >= STACKED_MIN_PRINT_HEIGHTS * run_height):
+            kept.append((start, end))
+    if len(kept) < 2:
+        return [(0, size)]
+    return [(0 if index == 0 else start, size if index == len(kept) - 1 else end)
+            for index, (start, end) in enumerate(kept)]
+
+
+def _found_elsewhere(box: np.ndarray, boxes: np.ndarray, index: int) -> bool:
+    """Whether detected runs other than `index` (`boxes`) hold the line of `box` (a band of a cut run): runs over at
+    least half of its height whose lengths beside it cover `STACKED_FOUND_SHARE` of its length."""
+    x0, y0, x1, y1 = box
+    over = np.clip(np.minimum(boxes[:, 3], y1) - np.maximum(boxes[:, 1], y0), 0, None) >= 0.5 * (y1 - y0)
+    over[index] = False
+    spans = sorted((max(a, x0), min(b, x1)) for a, b in boxes[over][:, [0, 2]] if min(b, x1) > max(a, x0))
+    covered, reach = 0.0, x0
+    for left, right in spans:
+        covered += max(0.0, right - max(left, reach))
+        reach = max(reach, right)
+    return covered >= STACKED_FOUND_SHARE * (x1 - x0)
+
+
+def split_stacked_lines(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int]]:
+    """The detected runs with each that holds printed lines stacked one above the other cut into them: a run at least
+    `STACKED_MIN_HEIGHTS` times the page's median run height whose rows of ink, cut out upright, part into bands
+    (`_stacked_bands`). A band whose line the detector also found in other runs (`_found_elsewhere`: the run took the
+    line above or below with its own) is left to them; each other band becomes a part reaching
+    `STACKED_CONTEXT_HEIGHTS` median heights across a cut. Returns the runs and parts, and the index of the run each
+    came from."""
+    if len(polygons) < 3:
+        return list(polygons), list(range(len(polygons)))
+    heights = [_run_height(polygon) for polygon in polygons]
+    typical = float(np.median(heights))
+    if not any(height >= STACKED_MIN_HEIGHTS * typical for height in heights):
+        return list(polygons), list(range(len(polygons)))
+    dark_text = 255 - grey if page_has_light_text(grey) else grey
+    page = Image.fromarray(np.ascontiguousarray(dark_text))
+    paper = paper_colour(page)
+    boxes = np.asarray([polygon_to_box(polygon) for polygon in polygons], dtype=np.float64)
+    pieces, sources = [], []
+    for index, (polygon, height) in enumerate(zip(polygons, heights)):
+        bands = [(0, 1)]
+        if height >= STACKED_MIN_HEIGHTS * typical:
+            crop = np.asarray(crop_line(page, polygon, paper), dtype=np.uint8)
+            ink = crop < otsu_threshold(crop)
+            rows_ink = (ink & ~rule_pixels(ink)).mean(axis=1)  # a form's rules and underlines are no line of print
+            size = len(rows_ink)
+            found = _stacked_bands(rows_ink, typical * size / height)
+            if len(found) > 1:
+                context = STACKED_CONTEXT_HEIGHTS * typical * size / height
+                bands = []
+                for start, end in found:
+                    band = polygon_to_box(polygon_part(polygon, 0.0, 1.0, start / size, end / size))
+                    if not _found_elsewhere(np.asarray(band), boxes, index):
+                        bands.append((max(start - context, 0) / size, min(end + context, size) / size))
+        for top, bottom in bands:
+            pieces.append(polygon if (top, bottom) == (0, 1) else polygon_part(polygon, 0.0, 1.0, top, bottom))
+            sources.append(index)
+    return pieces, sources
+
+
 def crop_line(page: Image.Image, polygon: Polygon, paper=None) -> Image.Image:
     """The line of `polygon` cut from the page and turned upright (a skewed line comes out level); what falls outside
     the page is `paper` (by default the page's paper colour, `paper_colour`: pass it when cutting many lines)."""
@@ -969,7 +1082,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
               num_beams: int | None = None, old_umlauts: bool = False, auto_rotate: bool = True) -> PageReading:
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
     `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
-    faint ones (`distinct_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
+    faint ones (`distinct_lines`), cuts a run holding printed lines stacked one above the other between them
+    (`split_stacked_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
     `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without
     one (`column_gutters`), finds the rules across the page (`horizontal_rules`), lengthens a page number boxed
     without its dashes over them, its number read alone and written between dashes (`flanking_dashes`), orders the
@@ -1005,6 +1119,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     kept = distinct_lines(grey, found["boxes"])
     polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
     scores = [score for score, keep in zip(found["scores"], kept) if keep]
+    polygons, sources = split_stacked_lines(grey, polygons)
+    scores = [scores[source] for source in sources]
     rules_between_columns = vertical_rules(grey, polygons)
     polygons, sources = split_at_column_rules(polygons, rules_between_columns)
     scores = [scores[source] for source in sources]

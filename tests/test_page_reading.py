@@ -29,6 +29,7 @@ from textrec.processing.page_reading import (
     split_at_column_rules,
     column_gutters,
     split_at_columns,
+    split_stacked_lines,
     table_rules,
     vertical_rules,
 )
@@ -584,6 +585,70 @@ def test_a_page_number_boxed_without_its_dashes_is_lengthened_over_them():
     dash_run = box_to_polygon([520, 35, 620, 70])
     assert polygon_to_box(flanking_dashes(grey, [number, dash_run])[0][0]) == polygon_to_box(number)
     assert flanking_dashes(grey, []) == ([], [], [])
+
+STACKED_TEXTS = ["The first line of print", "and the second below it", "a third one further down",
+                 "with a fourth after it", "then a fifth line here", "and a sixth to close"]
+
+
+def stacked_page() -> tuple[Image.Image, list]:
+    """Six lines of print 40 pixels apart below a heading more than twice their size; the runs a detector gives of
+    each, about 1.3 pitches high as the released detector's are (the heading's almost twice a line's)."""
+    page = Image.new("L", (700, 400), 240)
+    draw = ImageDraw.Draw(page)
+    draw.text((40, 8), "A Heading", fill=20, font_size=72)
+    for row, text in enumerate(STACKED_TEXTS):
+        draw.text((40, 120 + 40 * row), text, fill=20, font_size=28)
+    runs = [box_to_polygon([30, 0, 420, 100])] + [box_to_polygon([30, 108 + 40 * row, 420, 160 + 40 * row])
+                                                 for row in range(len(STACKED_TEXTS))]
+    return page, runs
+
+
+def test_a_run_holding_two_lines_is_cut_between_them():
+    """The detector takes two closely set lines together (a column's foot, most lines of a small dark scan): a run
+    over lines 2 and 3 is cut at the paper between them, each part holding one line; the heading, twice as high as
+    a line but one line of print, stays whole, as do the runs of one line."""
+    page, runs = stacked_page()
+    grey = np.asarray(page)
+    joined = box_to_polygon([30, 148, 420, 240])  # lines 2 and 3 in one run
+    given = [runs[0], runs[1], joined, *runs[4:]]
+    polygons, sources = split_stacked_lines(grey, given)
+    assert sources == [0, 1, 2, 2, 3, 4, 5]
+    assert polygons[:2] == given[:2] and polygons[4:] == given[3:]
+    middles = [(polygon_to_box(part)[1] + polygon_to_box(part)[3]) / 2 for part in polygons[2:4]]
+    ink_rows = [np.flatnonzero((grey[150:240, 40:400] < 128).any(axis=1)) + 150]
+    upper = [row for row in ink_rows[0] if row < 200]
+    lower = [row for row in ink_rows[0] if row >= 200]
+    assert min(upper) <= middles[0] <= max(upper) and min(lower) <= middles[1] <= max(lower)
+    part_boxes = [polygon_to_box(part) for part in polygons[2:4]]
+    assert part_boxes[0][3] < max(lower) and part_boxes[1][1] > min(upper)  # neither holds the other's line whole
+
+
+def test_a_line_found_on_its_own_as_well_is_not_read_twice():
+    """The run over lines 2 and 3 beside runs of line 2 itself (in two pieces): line 2 is read from them, the run
+    gives line 3 alone."""
+    page, runs = stacked_page()
+    joined = box_to_polygon([30, 148, 420, 240])
+    left, right = box_to_polygon([30, 148, 230, 200]), box_to_polygon([225, 148, 420, 200])
+    polygons, sources = split_stacked_lines(np.asarray(page), [runs[0], left, right, joined, *runs[4:]])
+    assert sources == [0, 1, 2, 3, 4, 5, 6]
+    assert polygon_to_box(polygons[3])[1] > 190  # the part below the cut: line 3
+
+
+def test_a_page_reads_each_of_two_lines_the_detector_took_together():
+    """End to end: a detector that gives lines 2 and 3 as one run; the page reads all four lines, in order."""
+    from textrec.processing.inference import load_recognizer
+    from textrec.processing.page_reading import read_page
+
+    crnn_lines = load_recognizer("crnn-lines")
+    page, runs = stacked_page()
+    given = [runs[1], box_to_polygon([30, 148, 420, 240]), *runs[4:]]
+
+    def detector(image):
+        return {"scores": [0.9] * len(given), "boxes": [polygon_to_box(run) for run in given], "polygons": given}
+
+    reading = read_page(page, crnn_lines, detector, auto_rotate=False)
+    assert reading.text.splitlines() == STACKED_TEXTS
+
 
 def text_page() -> Image.Image:
     page = Image.new("L", (240, 160), 235)
