@@ -65,9 +65,14 @@ def document_page_count(path) -> int:
             document.close()
     if Path(path).suffix.lower() not in MULTI_PAGE_IMAGE_SUFFIXES:
         return 1
+    with _open_image(path) as opened:
+        return getattr(opened, "n_frames", 1)
+
+
+def _open_image(path) -> Image.Image:
+    """The image file at `path`, opened (not yet read); a `ValueError` naming it where it cannot be."""
     try:
-        with Image.open(path) as opened:
-            return getattr(opened, "n_frames", 1)
+        return Image.open(path)
     except (OSError, SyntaxError, ValueError) as error:
         raise ValueError(f"cannot read image file {str(path)!r}: {error}") from error
 
@@ -119,10 +124,7 @@ def iter_document_pages(path, dpi: float | None = None) -> Iterator[tuple[int, I
         finally:
             document.close()
         return
-    try:
-        opened = Image.open(path)
-    except (OSError, SyntaxError, ValueError) as error:
-        raise ValueError(f"cannot read image file {str(path)!r}: {error}") from error
+    opened = _open_image(path)
     frames = getattr(opened, "n_frames", 1) if Path(path).suffix.lower() in MULTI_PAGE_IMAGE_SUFFIXES else 1
     with opened:
         for index in range(frames):

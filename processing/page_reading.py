@@ -840,11 +840,6 @@ def distinct_lines(grey: np.ndarray, boxes: Sequence[Sequence[float]]) -> list[b
     return [contrast >= FAINT_CONTRAST_SHARE * typical for contrast in contrasts]
 
 
-def _run_height(polygon: Polygon) -> float:
-    top_left, top_right, bottom_right, bottom_left = polygon
-    return (math.dist(top_left, bottom_left) + math.dist(top_right, bottom_right)) / 2
-
-
 def _stacked_bands(rows_ink: np.ndarray, run_height: float) -> list[tuple[int, int]]:
     """The printed lines (first and last row + 1) that a run's row profile of ink (`rows_ink`, upright) holds, parted
     at rows of little ink in its middle (`STACKED_VALLEY_SHARE`, `STACKED_SEARCH`); one band where there is no such
@@ -896,7 +891,7 @@ def split_stacked_lines(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[
     came from."""
     if len(polygons) < 3:
         return list(polygons), list(range(len(polygons)))
-    heights = [_run_height(polygon) for polygon in polygons]
+    heights = [_line_axis(polygon)[2] for polygon in polygons]
     typical = float(np.median(heights))
     if not any(height >= STACKED_MIN_HEIGHTS * typical for height in heights):
         return list(polygons), list(range(len(polygons)))

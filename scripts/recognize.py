@@ -251,7 +251,11 @@ class PageSource:
         """The names (without suffix) its pages' readings are written to in `--output_dir`."""
         if self.pages is None or self.error is not None:
             return [self.path.stem]
-        return [f"{self.path.stem}-page-{number}" for number in range(1, max(self.pages, 1) + 1)]
+        return [self.page_stem(number) for number in range(1, max(self.pages, 1) + 1)]
+
+    def page_stem(self, number: int) -> str:
+        """The name (without suffix) page `number` (from 1) of a document is written to in `--output_dir`."""
+        return f"{self.path.stem}-page-{number}"
 
 
 def page_sources(paths: list[Path]) -> list[PageSource]:
@@ -338,7 +342,7 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
         if source.pages is None:
             pages = [(None, str(source.path), source.path.stem)]
         else:
-            pages = ((number, image, f"{source.path.stem}-page-{number}")
+            pages = ((number, image, source.page_stem(number))
                      for number, image in iter_document_pages(source.path, args.pdf_dpi))
         read = 0
         try:
@@ -358,7 +362,7 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
                 texts.append(page.text)
                 emit(format_page(source.path, page, args, page_number), stem)
         except ValueError as error:  # a document's page that cannot be rendered ends the document
-            failed(source.path, str(error), f"{source.path.stem}-page-{read + 1}", read + 1)
+            failed(source.path, str(error), source.page_stem(read + 1), read + 1)
             bar.update(source.pages - read)
     bar.close()
     failures = sum(text is None for text in texts)
