@@ -173,6 +173,44 @@ def test_loose_crops_hold_blank_above_and_below_the_line_and_leave_other_lines_a
         make_synthetic_lines(2, look="captured", loose_crop_share=1.5, cache_dir=False)
 
 
+def test_dot_matrix_print_draws_the_glyphs_as_dots_where_they_were():
+    """`dot_matrix`: a solid bar comes out as dots where the bar was (dark, the paper around it as it was), dots of
+    uneven strength that in most draws stand apart with paper between them; seeded; a blank image is left alone."""
+    from textrec.processing.data.capture_effects import dot_matrix
+
+    image = Image.new("L", (240, 80), 230)
+    ImageDraw.Draw(image).rectangle([40, 30, 199, 49], fill=30)
+    apart = 0
+    for seed in range(8):
+        printed = np.asarray(dot_matrix(image, np.random.default_rng(seed), font_size=60), dtype=np.float32)
+        bar = printed[32:48, 42:198]
+        assert printed.shape == (80, 240)
+        assert bar.mean() < 130 and printed[:18].min() >= 229 and printed[:, :28].min() >= 229
+        assert bar.std() > 5  # dots, not the solid bar
+        apart += (bar > 180).mean() > 0.05
+    assert apart >= 3
+    again = dot_matrix(image, np.random.default_rng(3), font_size=60)
+    assert np.array_equal(np.asarray(again), np.asarray(dot_matrix(image, np.random.default_rng(3), font_size=60)))
+    blank = Image.new("L", (50, 20), 200)
+    assert dot_matrix(blank, np.random.default_rng(0), font_size=20) is blank
+
+
+def test_dot_matrix_lines_are_drawn_only_when_asked_and_labelled_as_the_others():
+    """`dot_matrix_share` changes how modern lines are drawn, never their labels; at 0 the engine's lines stay as
+    they were."""
+    from textrec.processing.data import make_synthetic_lines
+
+    arguments = dict(seed=4, max_chars=30, look="captured", scene_share=0.0, cache_dir=False)
+    dotted = make_synthetic_lines(8, dot_matrix_share=1.0, **arguments)
+    default = make_synthetic_lines(8, **arguments)
+    assert dotted["text"] == default["text"]
+    assert sum(a.tobytes() != b.tobytes() for a, b in zip(dotted["image"], default["image"])) >= 6
+    assert [image.tobytes() for image in make_synthetic_lines(8, dot_matrix_share=0.0, **arguments)["image"]] == \
+        [image.tobytes() for image in default["image"]]
+    with pytest.raises(ValueError, match="dot_matrix_share"):
+        make_synthetic_lines(2, look="captured", dot_matrix_share=1.5, cache_dir=False)
+
+
 def test_math_fraktur_letters_map_to_unicode_fraktur_and_the_rest_stays():
     from textrec.processing.data.fraktur import to_math_fraktur
 

@@ -149,6 +149,54 @@ def specks(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     return image
 
 
+DOT_PITCH = (0.06, 0.1)
+"""The distance between the dot rows of a dot-matrix printer's glyphs, in font sizes: a capital seven to nine dots
+high or more, as the 9-pin and thermal-dot heads of receipt printers set it (coarser, a font drawn for a finer grid
+no longer reads)."""
+DOT_COLUMN_PITCH = (0.5, 1.0)
+"""The distance between dot columns, in row pitches (heads that step half a dot print their columns denser)."""
+DOT_RADIUS = (0.35, 0.55)
+"""A dot's radius, in row pitches: under half a pitch the dots of a stroke stand apart, over it they run together."""
+DOT_COVERAGE = (0.2, 0.4)
+"""The share of a dot's cell that the glyph's ink must cover for the head to print the dot (where some of the cell is
+ink through and through: a hairline of a small glyph still gets its dots, as a printer's own font has no hairlines)."""
+DOT_STRENGTH = (0.7, 1.0)
+"""How dark each dot prints, of the line's ink (a worn ribbon, an uneven thermal head)."""
+
+
+def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int) -> Image.Image:
+    """The line as a dot-matrix or thermal-dot receipt printer prints it: its glyphs sampled on a grid of dot cells
+    (`DOT_PITCH` of `font_size` apart, columns `DOT_COLUMN_PITCH` of that), a dot printed where the ink covers
+    enough of its cell (`DOT_COVERAGE`) and is solid somewhere in it, each a round dot of `DOT_RADIUS` pitches, as
+    dark as `DOT_STRENGTH` of the ink; drawn four times as fine and reduced, so that the dots' edges are grey as a scan
+    sees them. For a line as :func:`.synthetic_lines.render_line` draws it, before its scan: ink on plain paper,
+    mostly paper."""
+    values = np.asarray(image, dtype=np.float32)
+    paper, ink = float(np.median(values)), float(values.min())  # a drawn line: mostly paper, its ink the darkest
+    if paper - ink < 16:  # nothing printed to sample
+        return image
+    height, width = values.shape
+    row_pitch = font_size * rng.uniform(*DOT_PITCH)
+    rows = min(height, max(1, round(height / row_pitch)))
+    columns = min(width, max(1, round(width / (row_pitch * rng.uniform(*DOT_COLUMN_PITCH)))))
+    darkness = np.clip((paper - values) / (paper - ink), 0, 1)
+    row_starts = np.searchsorted(np.arange(height) * rows // height, np.arange(rows))
+    column_starts = np.searchsorted(np.arange(width) * columns // width, np.arange(columns))
+    cell_sums = np.add.reduceat(np.add.reduceat(darkness, row_starts, axis=0), column_starts, axis=1)
+    cell_sizes = np.outer(np.diff(np.append(row_starts, height)), np.diff(np.append(column_starts, width)))
+    cell_darkest = np.maximum.reduceat(np.maximum.reduceat(darkness, row_starts, axis=0), column_starts, axis=1)
+    printed = np.argwhere((cell_sums / cell_sizes > rng.uniform(*DOT_COVERAGE)) & (cell_darkest > 0.5))
+    fine, radius = 4, row_pitch * rng.uniform(*DOT_RADIUS)
+    dots = Image.new("L", (width * fine, height * fine), 0)
+    draw = ImageDraw.Draw(dots)
+    cell_height, cell_width = height / rows, width / columns
+    for (row, column), strength in zip(printed, rng.uniform(*DOT_STRENGTH, size=len(printed))):
+        x, y = (column + 0.5) * cell_width * fine, (row + 0.5) * cell_height * fine
+        draw.ellipse([x - radius * fine, y - radius * fine, x + radius * fine, y + radius * fine], fill=int(255 * strength))
+    printed_darkness = np.asarray(dots.resize((width, height), Image.Resampling.BOX), dtype=np.float32) / 255
+    return Image.fromarray(np.clip(paper - printed_darkness * (paper - ink), 0, 255).astype(np.uint8))
+
+
 SCAN_EFFECTS = {
     "low_resolution": low_resolution,
     "ink_spread": ink_spread,

@@ -17,7 +17,8 @@ Images are greyscale (mode ``L``) PNGs.
 ink) to loose, more capitals and short lines, and after the photometric augmentation either the
 scanner effects of :func:`.capture_effects.scan_effects` (low resolution, bleed, binarisation, paper,
 shading, rules, parts of neighbouring lines, light on dark) or, for `SCENE_SHARE` of lines, the text put
-on a scene-like background (:func:`.capture_effects.scene_composite`).
+on a scene-like background (:func:`.capture_effects.scene_composite`); where asked (``dot_matrix_share``), modern
+lines printed in dots first, as receipt printers print them (:func:`.capture_effects.dot_matrix`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from .augmentation import augment as augment_image
 from .book_marks import spaced_page_number, with_book_marks
-from .capture_effects import scan_effects, scene_composite
+from .capture_effects import dot_matrix, scan_effects, scene_composite
 from .fonts import FONT_STYLES, PRINTABLE_ASCII, fonts_fingerprint, is_caps_only, list_fonts
 from .fraktur import (
     FRAKTUR_LIGATURES,
@@ -128,6 +129,7 @@ def render_line(
     joined_pairs: tuple[str, ...] = (),
     small_caps_scale: float | None = None,
     loose_vertically: bool = False,
+    dot_matrix_print: bool = False,
 ) -> Image.Image:
     """Render one text line as a greyscale image.
 
@@ -145,6 +147,8 @@ def render_line(
             capitals of this height against a capital; None: as it is written.
         loose_vertically: with ``look="captured"``, crop a line made to look scanned (not a scene composite, whose
             texture fills the blank) with `LOOSE_VERTICAL_MARGIN` above and below instead of `CAPTURED_VERTICAL_MARGIN`.
+        dot_matrix_print: print the line as a dot-matrix or thermal-dot receipt printer does
+            (:func:`~.capture_effects.dot_matrix`), before it is turned, cropped and captured.
 
     Returns:
         A mode ``L`` image: dark text on a light background, or, with ``look="captured"``, as a scan or
@@ -163,6 +167,8 @@ def render_line(
         draw_joined(ImageDraw.Draw(canvas), (origin_x, baseline), text, font, ink, joined_pairs)
     else:
         draw_small_caps(ImageDraw.Draw(canvas), (origin_x, baseline), text, font, ink, small_caps_scale)
+    if dot_matrix_print:
+        canvas = dot_matrix(canvas, rng, font.size)
     captured = look == "captured"
     if augment or captured:
         canvas = augment_image(canvas, rng, photometric=False)
@@ -251,6 +257,7 @@ def _render_example(
     page_number_spaces: int = 1,
     loose_crop_share: float = 0.0,
     early_fraktur_marks_share: float = 0.0,
+    dot_matrix_share: float = 0.0,
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
@@ -295,10 +302,12 @@ def _render_example(
         small_caps_scale = float(rng.uniform(*SMALL_CAPS_SCALE))
         text = small_caps_label(text)
     loose = look == "captured" and bool(loose_crop_share) and rng.random() < loose_crop_share  # drawn only when asked
+    dotted = (look == "captured" and bool(dot_matrix_share) and not (in_fraktur or german)
+              and rng.random() < dot_matrix_share)  # drawn only when asked
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
     image = render_line(drawn, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
                         scan_effects_on=scan_effects_on, joined_pairs=joined_pairs, small_caps_scale=small_caps_scale,
-                        loose_vertically=loose)
+                        loose_vertically=loose, dot_matrix_print=dotted)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     font_name = DEFAULT_FONT_NAME if path is None else Path(path).name
@@ -341,6 +350,7 @@ def make_synthetic_lines(
     page_number_spaces: int = 1,
     loose_crop_share: float = 0.0,
     early_fraktur_marks_share: float = 0.0,
+    dot_matrix_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -386,6 +396,9 @@ def make_synthetic_lines(
         early_fraktur_marks_share: the share of German lines drawn in Fraktur whose marks are drawn as print of about
             1780-1840 draws them (:func:`~.german_print.as_printed`): the line-end double hyphen as two short heavy
             strokes, the opening „ as two oblique hairlines (the faces draw it as two commas); labelled as the others.
+        dot_matrix_share: with ``look="captured"``, the share of lines neither German nor in Fraktur printed as a
+            dot-matrix or thermal-dot receipt printer prints them (:func:`~.capture_effects.dot_matrix`): glyphs made
+            of dots that stand apart or run together.
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
@@ -430,6 +443,8 @@ def make_synthetic_lines(
         raise ValueError(f"loose_crop_share must be within 0 and 1, got {loose_crop_share}")
     if not 0 <= early_fraktur_marks_share <= 1:
         raise ValueError(f"early_fraktur_marks_share must be within 0 and 1, got {early_fraktur_marks_share}")
+    if not 0 <= dot_matrix_share <= 1:
+        raise ValueError(f"dot_matrix_share must be within 0 and 1, got {dot_matrix_share}")
     german_fonts = {style: _fonts_for(style, charset + GERMAN_LETTERS) for style in styles} if german_share else None
     german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(path, (
         COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS
@@ -465,6 +480,7 @@ def make_synthetic_lines(
         **({"page_number_spaces": page_number_spaces} if page_number_spaces > 1 else {}),
         **({"loose_crop_share": loose_crop_share} if loose_crop_share else {}),
         **({"early_fraktur_marks_share": early_fraktur_marks_share} if early_fraktur_marks_share else {}),
+        **({"dot_matrix_share": dot_matrix_share} if dot_matrix_share else {}),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
     }
@@ -493,6 +509,7 @@ def make_synthetic_lines(
             "page_number_spaces": page_number_spaces,
             "loose_crop_share": loose_crop_share,
             "early_fraktur_marks_share": early_fraktur_marks_share,
+            "dot_matrix_share": dot_matrix_share,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(
