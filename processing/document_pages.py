@@ -36,11 +36,11 @@ def is_pdf(path) -> bool:
     return isinstance(path, (str, Path)) and Path(path).suffix.lower() == PDF_SUFFIX
 
 
-def _pdfium():
+def _pdfium(purpose: str = "reading PDFs"):
     try:
         import pypdfium2
     except ImportError as error:
-        raise ImportError('reading PDFs needs pypdfium2: pip install "textrec[pdf]"') from error
+        raise ImportError(f'{purpose} needs pypdfium2: pip install "textrec[pdf]"') from error
     return pypdfium2
 
 
@@ -98,14 +98,16 @@ def scan_dpi(page) -> float | None:
 
 def render_pdf_page(page, dpi: float | None = None) -> Image.Image:
     """One `pypdfium2.PdfPage` as an RGB image: at `dpi` if given, else at its scan's resolution (`scan_dpi`, within
-    72 and `MAX_PDF_DPI`), else at `PDF_DPI`."""
+    72 and `MAX_PDF_DPI`), else at `PDF_DPI`; the resolution is kept in its `info["dpi"]`."""
     if dpi is None:
         found = scan_dpi(page)
         dpi = PDF_DPI if found is None else min(max(found, POINTS_PER_INCH), MAX_PDF_DPI)
     if dpi <= 0:
         raise ValueError(f"dpi must be positive, got {dpi}")
     # PDFium rounds the bitmap's size up: a scan's own resolution, a hair over by floating point, would add a column.
-    return page.render(scale=dpi / POINTS_PER_INCH * (1 - 1e-9)).to_pil().convert("RGB")
+    image = page.render(scale=dpi / POINTS_PER_INCH * (1 - 1e-9)).to_pil().convert("RGB")
+    image.info["dpi"] = (dpi, dpi)  # as an image file says its resolution (a searchable PDF keeps the page's size)
+    return image
 
 
 def iter_document_pages(path, dpi: float | None = None) -> Iterator[tuple[int, Image.Image]]:

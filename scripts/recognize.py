@@ -8,6 +8,7 @@
     textrec-recognize --model crnn-lines --page page.png                 # a whole page: its lines in reading order
     textrec-recognize --model crnn-lines --page pages/ --output_format hocr --output_dir read/
     textrec-recognize --page scan.pdf fax.tiff                          # every page of a PDF or multi-page TIFF
+    textrec-recognize --page scan.pdf --output_format pdf --output_dir read/   # read/scan.pdf: searchable
 """
 
 import argparse
@@ -33,9 +34,9 @@ from .cli import (
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".pbm", ".pgm", ".ppm"}
 SHOWN_NAMES = 5
 """How many of the entries a folder's skipped-files line names."""
-OUTPUT_FORMATS = ("text", "json", "hocr")
-"""`--output_format`: a line of text per image (per line of a page), a JSON object per image (or page), or hOCR
-(pages only)."""
+OUTPUT_FORMATS = ("text", "json", "hocr", "pdf")
+"""`--output_format`: a line of text per image (per line of a page), a JSON object per image (or page), hOCR (pages
+only), or a searchable PDF (pages only, to `--output_dir`: one per image or document)."""
 
 
 def collect_images(inputs: list[str], documents: bool = False) -> list[Path]:
@@ -114,7 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "{\"path\", \"text\", \"confidence\", \"characters\": [[character, confidence], ...]} "
                         "(and \"warning\" where the image lies outside what the model reads: blank, several lines, "
                         "a line on its side...; \"text\": null and \"error\" for an image that could not be read; with --page "
-                        "\"lines\": null and \"error\", and a document's page its \"page_number\").")
+                        "\"lines\": null and \"error\", and a document's page its \"page_number\"); hocr (with --page): "
+                        "an hOCR document per page; pdf (with --page and --output_dir): a searchable PDF per image or "
+                        "document, its pages as they are with the lines read laid over them as invisible text, as "
+                        "ocrmypdf writes them.")
     parser.add_argument("--page", action="store_true",
                         help="Each image is a whole page: find its lines with the text-line detector (--detector), read "
                         "them with --model and print them in reading order (columns, then lines top to bottom).")
@@ -130,7 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "read turned upright; its boxes stay in the image's pixels and its JSON gives the rotation).")
     parser.add_argument("--output_dir", help="With --page: write each page's reading to OUTPUT_DIR/<image name>.txt, "
                         ".json or .hocr (by --output_format) instead of printing it, a document's pages to <document "
-                        "name>-page-<number> (refused where two pages have the same name).")
+                        "name>-page-<number> (refused where two pages have the same name); with --output_format pdf, "
+                        "each image or document to OUTPUT_DIR/<its name>.pdf.")
     parser.add_argument("--pdf_dpi", type=positive_float,
                         help="With --page: render PDF pages at this resolution (dots per inch). Default: a scanned "
                         "page at its scan's own resolution, a page of vector text at "
@@ -175,8 +180,10 @@ def run(argv: list[str] | None = None) -> list[str | None]:
 
     if args.decoding is not None and args.decoding not in DECODINGS:
         parser.error(f"argument --decoding: invalid choice: {args.decoding!r} (choose from {', '.join(DECODINGS)})")
-    if args.output_format == "hocr" and not args.page:
-        parser.error("--output_format hocr describes pages: use it with --page")
+    if args.output_format in ("hocr", "pdf") and not args.page:
+        parser.error(f"--output_format {args.output_format} describes pages: use it with --page")
+    if args.output_format == "pdf" and not args.output_dir:
+        parser.error("--output_format pdf writes files: give --output_dir")
     if args.output_dir and not args.page:
         parser.error("--output_dir writes pages' readings: use it with --page")
     if args.no_auto_rotate and not args.page:
@@ -247,9 +254,10 @@ class PageSource:
     pages: int | None = None
     error: str | None = None
 
-    def output_stems(self) -> list[str]:
-        """The names (without suffix) its pages' readings are written to in `--output_dir`."""
-        if self.pages is None or self.error is not None:
+    def output_stems(self, per_document: bool = False) -> list[str]:
+        """The names (without suffix) its pages' readings are written to in `--output_dir`: a document's pages each to
+        its own, or with `per_document` (a searchable PDF) all to the document's."""
+        if self.pages is None or self.error is not None or per_document:
             return [self.path.stem]
         return [self.page_stem(number) for number in range(1, max(self.pages, 1) + 1)]
 
@@ -279,12 +287,17 @@ def page_sources(paths: list[Path]) -> list[PageSource]:
     return sources
 
 
-def check_distinct_outputs(sources: list[PageSource], suffix: str, output_dir: Path) -> None:
-    """A `ValueError` where two pages would be written to the same file of `output_dir` (`<image name><suffix>`,
-    `<document name>-page-<number><suffix>`): the later would overwrite the earlier."""
+def check_distinct_outputs(sources: list[PageSource], suffix: str, output_dir: Path, per_document: bool = False) -> None:
+    """A `ValueError` where two pages (with `per_document`, two documents) would be written to the same file of
+    `output_dir` (`<image name><suffix>`, `<document name>-page-<number><suffix>`): the later would overwrite the
+    earlier; or where a file written would be one of the inputs (a PDF read and written to its own folder)."""
+    inputs = {source.path.resolve() for source in sources}
     by_output = {}
     for source in sources:
-        for stem in source.output_stems():
+        for stem in source.output_stems(per_document):
+            if (output_dir / f"{stem}{suffix}").resolve() in inputs:
+                raise ValueError(f"{output_dir / f'{stem}{suffix}'} would be written over an input: give another "
+                                 "--output_dir")
             by_output.setdefault(f"{stem}{suffix}", []).append(str(source.path))
     clashes = {name: inputs for name, inputs in by_output.items() if len(inputs) > 1}
     if clashes:
@@ -301,7 +314,9 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
     from tqdm.auto import tqdm
 
     from textrec.processing.document_pages import iter_document_pages
-    from textrec.processing.page_reading import load_line_detector, read_page
+    from textrec.processing.image_processing_text_recognition import load_image
+    from textrec.processing.page_reading import PageReading, load_line_detector, read_page
+    from textrec.processing.searchable_pdf import require_pdf_writer, write_searchable_pdf
 
     detector = load_line_detector(args.detector, device=device)
     sources = page_sources(paths)
@@ -309,9 +324,15 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
     if args.output_format == "hocr" and total > 1 and not args.output_dir:
         raise ValueError("--output_format hocr writes one document per page: give --output_dir for several pages")
     output_dir = Path(args.output_dir) if args.output_dir else None
-    suffix = {"text": ".txt", "json": ".json", "hocr": ".hocr"}[args.output_format]
+    suffix = {"text": ".txt", "json": ".json", "hocr": ".hocr", "pdf": ".pdf"}[args.output_format]
+    searchable = args.output_format == "pdf"  # one file per image or document, written once its pages are read
+    if searchable:  # said before any page is read
+        try:
+            require_pdf_writer()
+        except ImportError as error:
+            raise ValueError(f"--output_format pdf: {error}") from None
     if output_dir is not None:
-        check_distinct_outputs(sources, suffix, output_dir)
+        check_distinct_outputs(sources, suffix, output_dir, per_document=searchable)
         output_dir.mkdir(parents=True, exist_ok=True)
     options = dict(batch_size=args.batch_size, decoding=args.decoding, num_beams=args.num_beams,
                    old_umlauts=args.old_umlauts, auto_rotate=not args.no_auto_rotate,
@@ -344,15 +365,20 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
         else:
             pages = ((number, image, source.page_stem(number))
                      for number, image in iter_document_pages(source.path, args.pdf_dpi))
-        read = 0
+        read, searchable_pages = 0, []
         try:
             for page_number, image, stem in pages:
                 read += 1
                 shown = source.path if page_number is None else f"{source.path}#page={page_number}"
+                loaded = None
                 try:
-                    page = read_page(image, recognizer, detector, **options)
+                    if searchable:  # the page as read, for the PDF: its boxes are in this image's pixels
+                        loaded = load_image(image)
+                    page = read_page(loaded or image, recognizer, detector, **options)
                 except ValueError as error:
                     failed(source.path, str(error) if page_number is None else f"{shown}: {error}", stem, page_number)
+                    if loaded is not None:  # a page that could not be read stays in its document, without text
+                        searchable_pages.append((loaded, PageReading(loaded.width, loaded.height, [])))
                     continue
                 finally:
                     bar.update()
@@ -360,10 +386,15 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
                     print(f"textrec-recognize: {shown}: no line of text was found on this page", file=sys.stderr,
                           flush=True)
                 texts.append(page.text)
-                emit(format_page(source.path, page, args, page_number), stem)
+                if searchable:
+                    searchable_pages.append((loaded, page))
+                else:
+                    emit(format_page(source.path, page, args, page_number), stem)
         except ValueError as error:  # a document's page that cannot be rendered ends the document
             failed(source.path, str(error), source.page_stem(read + 1), read + 1)
             bar.update(source.pages - read)
+        if searchable_pages:
+            write_searchable_pdf(searchable_pages, output_dir / f"{source.path.stem}{suffix}")
     bar.close()
     failures = sum(text is None for text in texts)
     if failures:

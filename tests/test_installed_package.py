@@ -63,8 +63,9 @@ ONNX_MODULES = ("onnx_export.py", "textrec_onnx.py")
 FONTS_MODULES = ("fonts.py",)
 """The data engine's fonts, whose outline operations (skia-pathops) are the `fonts` extra, imported only where a face
 gets a long s."""
-PDF_MODULES = ("document_pages.py",)
-"""Document files' pages, whose PDFs are rendered by pypdfium2, the `pdf` extra (imported only where a PDF is read)."""
+PDF_MODULES = ("document_pages.py", "searchable_pdf.py")
+"""Document files' pages, whose PDFs are rendered by pypdfium2, and searchable PDFs, written by it: the `pdf` extra
+(imported only where a PDF is read or written)."""
 
 
 def imported_distributions(path: Path) -> set[str]:

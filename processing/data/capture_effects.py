@@ -192,7 +192,8 @@ def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int) -> 
     cell_height, cell_width = height / rows, width / columns
     for (row, column), strength in zip(printed, rng.uniform(*DOT_STRENGTH, size=len(printed))):
         x, y = (column + 0.5) * cell_width * fine, (row + 0.5) * cell_height * fine
-        draw.ellipse([x - radius * fine, y - radius * fine, x + radius * fine, y + radius * fine], fill=int(255 * strength))
+        reach = radius * fine
+        draw.ellipse([x - reach, y - reach, x + reach, y + reach], fill=int(255 * strength))
     printed_darkness = np.asarray(dots.resize((width, height), Image.Resampling.BOX), dtype=np.float32) / 255
     return Image.fromarray(np.clip(paper - printed_darkness * (paper - ink), 0, 255).astype(np.uint8))
 
