@@ -180,6 +180,8 @@ def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int) -> 
     rows = min(height, max(1, round(height / row_pitch)))
     columns = min(width, max(1, round(width / (row_pitch * rng.uniform(*DOT_COLUMN_PITCH)))))
     darkness = np.clip((paper - values) / (paper - ink), 0, 1)
+    # Darkness as a share of the strokes' own (a thin face's anti-aliased strokes never reach its darkest pixel's).
+    darkness = np.clip(darkness / np.percentile(darkness[darkness > 0.1], 90), 0, 1)
     row_starts = np.searchsorted(np.arange(height) * rows // height, np.arange(rows))
     column_starts = np.searchsorted(np.arange(width) * columns // width, np.arange(columns))
     cell_sums = np.add.reduceat(np.add.reduceat(darkness, row_starts, axis=0), column_starts, axis=1)
