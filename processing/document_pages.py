@@ -36,7 +36,8 @@ def is_pdf(path) -> bool:
     return isinstance(path, (str, Path)) and Path(path).suffix.lower() == PDF_SUFFIX
 
 
-def _pdfium(purpose: str = "reading PDFs"):
+def import_pypdfium2(purpose: str = "reading PDFs"):
+    """The pypdfium2 module; an `ImportError` saying what to install (for `purpose`) where it is missing."""
     try:
         import pypdfium2
     except ImportError as error:
@@ -47,7 +48,7 @@ def _pdfium(purpose: str = "reading PDFs"):
 def open_pdf(path):
     """The PDF at `path` as a `pypdfium2.PdfDocument`; a `ValueError` naming the file for what is not a readable PDF
     (damaged, not a PDF, or encrypted with a password)."""
-    pdfium = _pdfium()
+    pdfium = import_pypdfium2()
     try:
         return pdfium.PdfDocument(str(path))
     except pdfium.PdfiumError as error:

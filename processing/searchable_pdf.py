@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .document_pages import POINTS_PER_INCH, _pdfium
+from .document_pages import POINTS_PER_INCH, import_pypdfium2
 from .page_reading import PageReading
 
 DEFAULT_DPI = 300
@@ -85,12 +85,12 @@ def page_dpi(image: Image.Image) -> float:
 
 def require_pdf_writer() -> None:
     """An `ImportError` saying what to install where pypdfium2, which writes the PDFs, is missing."""
-    _pdfium(WRITING)
+    import_pypdfium2(WRITING)
 
 
-def _page_image_object(document, image: Image.Image):
-    """The page image as a PDF image object: black and white or grey as grey, losslessly; colour as a JPEG."""
-    pdfium = _pdfium(WRITING)
+def _page_image_object(pdfium, document, image: Image.Image):
+    """The page image as a PDF image object of `document` (`pdfium`: the pypdfium2 module): black and white or grey as
+    grey, losslessly; colour as a JPEG."""
     image = image.convert("RGB") if image.mode not in ("L", "RGB") else image
     if image.mode == "RGB":
         values = np.asarray(image)
@@ -129,7 +129,7 @@ def write_searchable_pdf(pages: Iterable[tuple[Image.Image, PageReading]], path)
     (`page_dpi`), the image filling it, and each line of the reading (`read_page`'s, boxes in the image's pixels) as
     invisible text over its box, running as the page was read (a page read turned: its lines across the image).
     Returns the path."""
-    pdfium = _pdfium(WRITING)
+    pdfium = import_pypdfium2(WRITING)
     import pypdfium2.raw as pdfium_c
 
     pages = list(pages)
@@ -145,7 +145,7 @@ def write_searchable_pdf(pages: Iterable[tuple[Image.Image, PageReading]], path)
             scale = POINTS_PER_INCH / page_dpi(image)
             width, height = image.width * scale, image.height * scale
             page = document.new_page(width, height)
-            placed = _page_image_object(document, image)
+            placed = _page_image_object(pdfium, document, image)
             placed.set_matrix(pdfium.PdfMatrix().scale(width, height))
             page.insert_obj(placed)
             angle = (360 - reading.rotation) % 360  # the lines' direction in the image, as hOCR's textangle

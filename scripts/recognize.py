@@ -373,8 +373,8 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
                 loaded = None
                 try:
                     if searchable:  # the page as read, for the PDF: its boxes are in this image's pixels
-                        loaded = load_image(image)
-                    page = read_page(loaded or image, recognizer, detector, **options)
+                        image = loaded = load_image(image)
+                    page = read_page(image, recognizer, detector, **options)
                 except ValueError as error:
                     failed(source.path, str(error) if page_number is None else f"{shown}: {error}", stem, page_number)
                     if loaded is not None:  # a page that could not be read stays in its document, without text
