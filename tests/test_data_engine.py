@@ -195,6 +195,52 @@ def test_dot_matrix_print_draws_the_glyphs_as_dots_where_they_were():
     assert dot_matrix(blank, np.random.default_rng(0), font_size=20) is blank
 
 
+def test_the_scanner_thins_and_fades_fine_strokes_and_dots_but_never_wipes_them():
+    """Ink erosion goes part of the way to a 3-px maximum filter, so a 1-px stroke or a small printer's dot fades
+    instead of vanishing (a line whose ink is gone would be labelled with text it lacks); bleed thickens; a line at
+    `LOW_RESOLUTION_MIN_HEIGHT` pixels is not shrunk further."""
+    from textrec.processing.data.capture_effects import LOW_RESOLUTION_MIN_HEIGHT, ink_spread, low_resolution
+
+    image = Image.new("L", (120, 30), 230)
+    draw = ImageDraw.Draw(image)
+    for x in range(10, 110, 12):
+        draw.line([(x, 6), (x, 23)], fill=30)  # 1-px strokes
+        draw.ellipse([x + 4, 13, x + 5, 14], fill=30)  # 2-px dots
+    ink = (230 - np.asarray(image, dtype=np.float32)).sum()
+    thinned = 0
+    for seed in range(30):
+        spread = np.asarray(ink_spread(image, np.random.default_rng(seed)), dtype=np.float32)
+        kept = (230 - spread).sum() / ink
+        assert kept >= 0.25, f"seed {seed}: the strokes kept {kept:.0%} of their ink"
+        thinned += kept < 0.8
+    assert thinned >= 5  # erosion drawn in some seeds: the strokes fade
+    low = Image.fromarray(np.asarray(image)[:LOW_RESOLUTION_MIN_HEIGHT])
+    for seed in range(10):
+        assert low_resolution(low, np.random.default_rng(seed)).tobytes() == low.tobytes()
+
+
+def test_small_dot_matrix_lines_keep_their_ink_through_the_scanner():
+    """Every dotted line of the engine at its smallest font size still shows its text after the scanner effects:
+    ink standing out from its paper (in either polarity) across most of its width, and not faded to the paper's
+    grey."""
+    from PIL import ImageFont
+
+    from textrec.processing.data.fonts import list_fonts
+    from textrec.processing.data.synthetic_lines import FONT_SIZES, render_line
+
+    fonts = [ImageFont.truetype(str(path), FONT_SIZES[0]) for path in list_fonts("print")[:8]]
+    if not fonts:
+        fonts = [ImageFont.load_default(size=FONT_SIZES[0])]
+    rng = np.random.default_rng(0)
+    for index in range(80):
+        line = render_line("Total 12.50 Cash 20.00", fonts[index % len(fonts)], rng, look="captured",
+                           scene_share=0.0, dot_matrix_print=True)
+        contrast = np.abs(np.asarray(line, dtype=np.float32) - np.median(np.asarray(line)))
+        inked_columns = (contrast > max(20, np.percentile(contrast, 99.5) / 2)).any(axis=0).mean()
+        assert inked_columns > 0.45, f"line {index} (font {index % len(fonts)}): ink in {inked_columns:.0%} of columns"
+        assert np.percentile(contrast, 95) > 30, f"line {index} (font {index % len(fonts)}): its ink faded to paper"
+
+
 def test_dot_matrix_lines_are_drawn_only_when_asked_and_labelled_as_the_others():
     """`dot_matrix_share` changes how modern lines are drawn, never their labels; at 0 the engine's lines stay as
     they were."""

@@ -26,6 +26,12 @@ SCAN_EFFECT_PROBABILITIES = {
 
 LOW_RESOLUTION_SCALE = (0.3, 0.75)
 """The line is shrunk by a factor in this range and enlarged back (a scan at a low resolution)."""
+LOW_RESOLUTION_MIN_HEIGHT = 16
+"""The fewest pixels a line is shrunk to in height (its text then about 10 px high: a fax still reads; under it no
+reader does, and the label would name text the image has lost)."""
+ERODED_SHARE = (0.3, 0.7)
+"""How far ink erosion goes towards the 3-px minimum of the ink (a thin toner, a light ribbon): part of the way, so
+that a stroke or a printer's dot under 3 px fades instead of vanishing."""
 INVERTED_PROBABILITY = 0.15
 """Share of scanned-look lines turned light on dark (screens, dark labels, negatives)."""
 
@@ -40,15 +46,23 @@ def _noise_field(rng: np.random.Generator, height: int, width: int, cells: int) 
 
 
 def low_resolution(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """A scan at a low resolution: shrunk by `LOW_RESOLUTION_SCALE`, never under `LOW_RESOLUTION_MIN_HEIGHT` pixels
+    high (a line already that low is left as it is), and enlarged back."""
     scale = rng.uniform(*LOW_RESOLUTION_SCALE)
+    scale = min(1.0, max(scale, LOW_RESOLUTION_MIN_HEIGHT / image.height))
     small = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
     down = image.resize(small, Image.Resampling.BOX if rng.random() < 0.5 else Image.Resampling.BILINEAR)
     return down.resize(image.size, Image.Resampling.NEAREST if rng.random() < 0.3 else Image.Resampling.BICUBIC)
 
 
 def ink_spread(image: Image.Image, rng: np.random.Generator) -> Image.Image:
-    """Ink bleed (strokes thicken: a minimum filter on dark-on-light) or erosion (strokes thin)."""
-    return image.filter(ImageFilter.MinFilter(3) if rng.random() < 0.6 else ImageFilter.MaxFilter(3))
+    """Ink bleed (strokes thicken: a minimum filter on dark-on-light) or erosion (strokes thin and fade: part of the
+    way to a maximum filter, `ERODED_SHARE`)."""
+    if rng.random() < 0.6:
+        return image.filter(ImageFilter.MinFilter(3))
+    values = np.asarray(image, dtype=np.float32)
+    eroded = np.asarray(image.filter(ImageFilter.MaxFilter(3)), dtype=np.float32)
+    return Image.fromarray(np.round(values + rng.uniform(*ERODED_SHARE) * (eroded - values)).astype(np.uint8))
 
 
 def binarize(image: Image.Image, rng: np.random.Generator) -> Image.Image:
@@ -157,9 +171,13 @@ DOT_COLUMN_PITCH = (0.5, 1.0)
 """The distance between dot columns, in row pitches (heads that step half a dot print their columns denser)."""
 DOT_RADIUS = (0.35, 0.55)
 """A dot's radius, in row pitches: under half a pitch the dots of a stroke stand apart, over it they run together."""
+DOT_MIN_RADIUS = 0.75
+"""The smallest dot's radius in pixels: a scan shows no dot finer than one and a half of its pixels (a small font's
+dots run together, as they do in a scan of small dot-matrix print)."""
 DOT_COVERAGE = (0.2, 0.4)
-"""The share of a dot's cell that the glyph's ink must cover for the head to print the dot (where some of the cell is
-ink through and through: a hairline of a small glyph still gets its dots, as a printer's own font has no hairlines)."""
+"""The share of a dot's cell that the glyph's ink must cover for the head to print the dot, of what the line's most
+covered cells hold (where some of the cell is ink through and through): a hairline face's strokes still get their
+dots, as a printer's own font has no hairlines."""
 DOT_STRENGTH = (0.7, 1.0)
 """How dark each dot prints, of the line's ink (a worn ribbon, an uneven thermal head)."""
 
@@ -167,9 +185,9 @@ DOT_STRENGTH = (0.7, 1.0)
 def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int) -> Image.Image:
     """The line as a dot-matrix or thermal-dot receipt printer prints it: its glyphs sampled on a grid of dot cells
     (`DOT_PITCH` of `font_size` apart, columns `DOT_COLUMN_PITCH` of that), a dot printed where the ink covers
-    enough of its cell (`DOT_COVERAGE`) and is solid somewhere in it, each a round dot of `DOT_RADIUS` pitches, as
-    dark as `DOT_STRENGTH` of the ink; drawn four times as fine and reduced, so that the dots' edges are grey as a scan
-    sees them. For a line as :func:`.synthetic_lines.render_line` draws it, before its scan: ink on plain paper,
+    enough of its cell (`DOT_COVERAGE`) and is solid somewhere in it, each a round dot of `DOT_RADIUS` pitches (at
+    least `DOT_MIN_RADIUS` pixels), as dark as `DOT_STRENGTH` of the ink; drawn four times as fine and reduced, so
+    that the dots' edges are grey as a scan sees them. For a line as :func:`.synthetic_lines.render_line` draws it, before its scan: ink on plain paper,
     mostly paper."""
     values = np.asarray(image, dtype=np.float32)
     paper, ink = float(np.median(values)), float(values.min())  # a drawn line: mostly paper, its ink the darkest
@@ -187,8 +205,13 @@ def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int) -> 
     cell_sums = np.add.reduceat(np.add.reduceat(darkness, row_starts, axis=0), column_starts, axis=1)
     cell_sizes = np.outer(np.diff(np.append(row_starts, height)), np.diff(np.append(column_starts, width)))
     cell_darkest = np.maximum.reduceat(np.maximum.reduceat(darkness, row_starts, axis=0), column_starts, axis=1)
-    printed = np.argwhere((cell_sums / cell_sizes > rng.uniform(*DOT_COVERAGE)) & (cell_darkest > 0.5))
-    fine, radius = 4, row_pitch * rng.uniform(*DOT_RADIUS)
+    coverage, inked = cell_sums / cell_sizes, cell_darkest > 0.5
+    if not inked.any():
+        return image
+    # Coverage as a share of the most covered cells' (a hairline face covers a fifth of any cell it runs through).
+    fullest = float(np.percentile(coverage[inked], 90))
+    printed = np.argwhere(inked & (coverage > rng.uniform(*DOT_COVERAGE) * fullest))
+    fine, radius = 4, max(row_pitch * rng.uniform(*DOT_RADIUS), DOT_MIN_RADIUS)
     dots = Image.new("L", (width * fine, height * fine), 0)
     draw = ImageDraw.Draw(dots)
     cell_height, cell_width = height / rows, width / columns
