@@ -468,6 +468,14 @@ CRNN_LINES_LOOSE_CROPS_COMMAND = shlex.join([
     "--seed=52", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 1d817ef)"
 """The command of the tenth `crnn-lines` (page numbers' dashes spaced, loose crops; stopped by --max_train_minutes at
 step 1,467, a quarter of the way down its schedule), which the eleventh anneals."""
+CRNN_LINES_ANNEALED_COMMAND = shlex.join([
+    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-lines",
+    f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
+    CRNN_LINES_LOOSE_CROPS_DATASET,
+    *ENGINE_STAGE_SETTINGS, "--learning_rate=5e-5", "--warmup_steps=50", "--max_steps=1300", "--max_train_minutes=55",
+    "--seed=53", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-29 (commit 5db6ac7)"
+"""The command of the eleventh `crnn-lines` (the tenth's recipe, its learning rate annealed to zero), which the
+fourteenth starts from (the twelfth and thirteenth were measured and not released: scripts/lab/reports/real_images.md)."""
 
 
 SELF_ATTENTION_LINES_SYNTHETIC_COMMAND = shlex.join([
@@ -545,7 +553,10 @@ RELEASES = {
         # blank above and below (from the ninth release's fp16 weights; stopped by --max_train_minutes at step 1,467;
         # released on 2026-11-28), then (2026-11-29) on 50,000 new lines of the same recipe with the learning rate
         # annealed from 5e-5 to zero over 1,300 steps, where the tenth had stopped at a quarter of its peak rate (from
-        # the tenth release's fp16 weights).
+        # the tenth release's fp16 weights; released on 2026-11-29), then (2026-11-30) on 50,000 new lines of which 30%
+        # of the modern scanned ones are printed in dots as dot-matrix and thermal receipt printers print (the data
+        # engine at textrec commit 4ca17a6; from the eleventh release's fp16 weights, annealed from 5e-5 to zero over
+        # 1,200 steps, stopped by --max_train_minutes at step 1,151).
         Release(
             name="crnn-lines",
             architecture="crnn",
@@ -553,23 +564,24 @@ RELEASES = {
                 "--model=crnn",
                 "--model_name_or_path=crnn-lines",
                 f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
-                CRNN_LINES_LOOSE_CROPS_DATASET,
+                CRNN_LINES_LOOSE_CROPS_DATASET + ",dot_matrix_share=0.3",
                 *ENGINE_STAGE_SETTINGS,
                 "--learning_rate=5e-5",
                 "--warmup_steps=50",
-                "--max_steps=1300",
+                "--max_steps=1200",
                 "--max_train_minutes=55",
-                "--seed=53",
+                "--seed=56",
             ),
             earlier_commands=(*CRNN_LINES_ENGINE_COMMANDS, CRNN_LINES_FRAKTUR_COMMAND, CRNN_LINES_GERMAN_COMMAND,
                               CRNN_LINES_LIGATURES_COMMAND, CRNN_LINES_FRAKTUR_FACES_COMMAND, CRNN_LINES_LONG_S_COMMAND,
                               CRNN_LINES_DOUBLE_HYPHEN_COMMAND, CRNN_LINES_SMALL_CAPS_COMMAND,
-                              CRNN_LINES_BOOK_MARKS_COMMAND, CRNN_LINES_LOOSE_CROPS_COMMAND),
+                              CRNN_LINES_BOOK_MARKS_COMMAND, CRNN_LINES_LOOSE_CROPS_COMMAND,
+                              CRNN_LINES_ANNEALED_COMMAND),
             test_sets=LINE_TEST_SETS,
             language_model=PRINT_LANGUAGE_MODEL,
-            training_data=("600,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
+            training_data=("650,000 lines of the data engine (`synthetic-lines:font_style=print,max_chars=80,"
                            "look=captured`: about 800 print fonts, scanner and camera effects, scene backgrounds, "
-                           "tight and loose crops): 100,000 in its first stage, then ten stages of 50,000 new lines: "
+                           "tight and loose crops): 100,000 in its first stage, then eleven stages of 50,000 new lines: "
                            "15% in Fraktur; 30% German text from Debian's fortunes-de and 25% in Fraktur, German lines "
                            "in Fraktur spelled with the long s; 30% German and 30% in Fraktur with the ligatures ch, ck "
                            "and tz drawn joined; the same, the Fraktur drawn from eight faces, UnifrakturMaguntia, "
@@ -582,7 +594,8 @@ RELEASES = {
                            "dashes, en dashes, opening quotes); the same, page numbers' dashes drawn up to seven "
                            "spaces from the number and 30% of the lines made to look scanned cropped with one to two "
                            "font sizes of blank above and below; the same again, the learning rate annealed to "
-                           "zero; all after 120,000 clean print and "
+                           "zero; the same, 30% of the modern lines made to look scanned printed in dots as "
+                           "9-pin and thermal receipt printers print (textrec commit 4ca17a6); all after 120,000 clean print and "
                            "handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
