@@ -152,6 +152,23 @@ def test_synthetic_lines_are_loaded_from_the_cache_on_the_second_call(tmp_path, 
     assert len(list(tmp_path.iterdir())) == 1
 
 
+def test_a_cached_dataset_is_drawn_again_when_the_code_that_drew_it_changes(tmp_path, monkeypatch):
+    """The cache key holds a fingerprint of `textrec.processing.data`'s source: lines drawn by an older textrec (an
+    upgrade, a fix to the scanner effects) are never read back as if the new code had drawn them."""
+    from textrec.processing.data import generation
+
+    make_synthetic_lines(2, seed=2, cache_dir=tmp_path)
+    assert generation.code_fingerprint() == generation.code_fingerprint.__wrapped__()  # the files, read again
+    monkeypatch.setattr(generation, "code_fingerprint", lambda: "changed")
+    rendered = []
+    original = synthetic_lines.generate_indexed
+    monkeypatch.setattr(synthetic_lines, "generate_indexed", lambda *a, **k: rendered.append(1) or original(*a, **k))
+    make_synthetic_lines(2, seed=2, cache_dir=tmp_path)
+    assert rendered and len(list(tmp_path.iterdir())) == 2
+    entries = [json.loads((entry / generation.ARGUMENTS_FILE).read_text())["code"] for entry in tmp_path.iterdir()]
+    assert "changed" in entries
+
+
 def test_synthetic_lines_fall_back_to_pillows_font_without_system_fonts(monkeypatch, caplog):
     monkeypatch.setattr(synthetic_lines, "list_fonts", lambda *args, **kwargs: [])
     with caplog.at_level(logging.WARNING, logger="textrec"):

@@ -32,8 +32,6 @@ from .augmentation import augment
 from .capture_effects import ink_spread, scan_effects
 from .generation import CacheDir, cached_dataset
 
-FORMAT_VERSION = 1
-"""Bumped whenever the copies change, so that older cache entries are not reused."""
 UNCHANGED_SHARE = 0.1
 """Share of copies left as the source image."""
 HAND_EFFECT_PROBABILITIES = {"slant": 0.5, "elastic_distortion": 0.5, "ink_spread": 0.35}
@@ -178,7 +176,7 @@ def make_captured_copies(
         raise ValueError(f"copies must be at least 1, got {copies}")
     if not 0 <= small_letters_share <= 1:
         raise ValueError(f"small_letters_share must be within 0 and 1, got {small_letters_share}")
-    arguments = {"format_version": FORMAT_VERSION, "copies": copies, "seed": seed, "source": dataset_fingerprint(dataset),
+    arguments = {"copies": copies, "seed": seed, "source": dataset_fingerprint(dataset),
                  **({"small_letters_share": small_letters_share} if small_letters_share else {})}
     source = dataset.select_columns(["image", "text"])
 

@@ -4,14 +4,16 @@ Generators render sample ``i`` from ``numpy.random.default_rng([seed, i])`` only
 :func:`generate_indexed` can hand any index range to any worker.
 
 A generated dataset is saved with ``Dataset.save_to_disk`` under ``<cache root>/<kind>-<key>``,
-where the key hashes every argument that changes its content (including a per-generator format
-version and the fonts/corpus it was made from). The folder is written under a temporary name and
+where the key hashes every argument that changes its content (the fonts and corpus it was made from among
+them) and the source of this package (:func:`code_fingerprint`: a cached dataset is never reused after the code
+that drew it changed, as an upgraded textrec's would be). The folder is written under a temporary name and
 renamed when complete, so an interrupted run never leaves a half-written entry, and two
 processes racing on the same entry both end up reading one copy.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -38,9 +40,18 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("TEXTREC_CACHE", "~/.cache/textrec/datasets")).expanduser()
 
 
+@functools.cache
+def code_fingerprint() -> str:
+    """Hash of the source files of the package that draws and loads datasets (`textrec.processing.data`)."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def cache_key(kind: str, arguments: Mapping[str, Any]) -> str:
-    """Hash identifying a generated dataset: ``kind`` plus its JSON-serialisable arguments."""
-    payload = json.dumps({"kind": kind, **arguments}, sort_keys=True)
+    """Hash identifying a generated dataset: ``kind``, its JSON-serialisable arguments and the code that draws it."""
+    payload = json.dumps({"kind": kind, **arguments, "code": code_fingerprint()}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -109,7 +120,7 @@ def cached_dataset(
         arrow.mkdir()
         build(arrow).save_to_disk(str(staging))
         (staging / ARGUMENTS_FILE).write_text(
-            json.dumps({"kind": kind, **arguments}, indent=2, sort_keys=True)
+            json.dumps({"kind": kind, **arguments, "code": code_fingerprint()}, indent=2, sort_keys=True)
         )
         try:
             staging.rename(entry)

@@ -29,8 +29,6 @@ from .synthetic_digits import DIGIT_POOLS, digit_pool, render_digit_string
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
-"""Bumped whenever rendering changes, so that older cache entries are not reused."""
 
 IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 """IDX type codes and the NumPy dtypes they stand for."""
@@ -174,7 +172,7 @@ def make_mnist_digit_sequences(
     fn_kwargs = dict(
         seed=seed, length=bounds, rotated=rotated, digit_size=digit_size, mnist_dir=folder, source_split=source_split
     )
-    arguments = {"format_version": FORMAT_VERSION, "num_samples": num_samples, **fn_kwargs, "length": list(bounds)}
+    arguments = {"num_samples": num_samples, **fn_kwargs, "length": list(bounds)}
 
     def build(scratch: Path | None) -> datasets.Dataset:
         desc = f"Rendering {num_samples} MNIST digit sequences"

@@ -29,8 +29,6 @@ from PIL import Image
 from .augmentation import perspective_coefficients
 from .generation import CacheDir, cached_dataset, generate_indexed
 
-FORMAT_VERSION = 1
-"""Bumped whenever rendering changes, so that older cache entries are not reused."""
 
 DIGIT_POOLS = ("train", "validation", "test")
 POOL_FRACTIONS = {"test": 0.2, "validation": 0.1}
@@ -229,7 +227,6 @@ def make_digit_sequences(
         "source_split": source_split,
     }
     arguments = {
-        "format_version": FORMAT_VERSION,
         "num_samples": num_samples,
         **fn_kwargs,
         "length": list(bounds),

@@ -66,8 +66,6 @@ from .text_sampling import corpus_fingerprint, sample_text
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 4
-"""Bumped whenever rendering changes, so that older cache entries are not reused."""
 
 LINE_STYLES = (*FONT_STYLES, "mixed")
 LOOKS = ("clean", "captured")
@@ -402,8 +400,8 @@ def make_synthetic_lines(
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
-            ``False``: no caching). The entry's key hashes all the arguments above, the format
-            version, the font files, the text corpus and the Pillow version.
+            ``False``: no caching). The entry's key hashes all the arguments above, the code that
+            draws them, the font files, the text corpus and the Pillow version.
         num_proc: Worker processes for rendering (does not change the result).
 
     Returns:
@@ -456,7 +454,6 @@ def make_synthetic_lines(
         path for paths in fonts.values() for path in paths if path and is_caps_only(path)
     )
     arguments = {
-        "format_version": FORMAT_VERSION,
         "num_samples": num_samples,
         "font_style": font_style,
         "seed": seed,

@@ -30,8 +30,6 @@ from PIL import Image
 
 from .generation import CacheDir, cached_dataset, generate_indexed
 
-FORMAT_VERSION = 1
-"""Bumped whenever the grammar or the rendering changes, so that older cache entries are not reused."""
 
 MATH_FONTSETS = ("dejavusans", "dejavuserif", "cm", "stix", "stixsans")
 DPI_RANGE = (80, 140)
@@ -181,8 +179,8 @@ def make_synthetic_formulas(
         low_resolution_share: Share of the formulas rendered at ``LOW_DPI_RANGE`` instead of ``DPI_RANGE``
             (typeset at less than half to one times the usual size).
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
-            ``False``: no caching). The entry's key hashes the arguments, the format version and the
-            matplotlib version.
+            ``False``: no caching). The entry's key hashes the arguments, the code that draws them and
+            the matplotlib version.
         num_proc: Worker processes for rendering (does not change the result).
 
     Returns:
@@ -192,7 +190,6 @@ def make_synthetic_formulas(
     if not 0.0 <= low_resolution_share <= 1.0:
         raise ValueError(f"low_resolution_share must be in [0, 1], got {low_resolution_share}")
     arguments = {
-        "format_version": FORMAT_VERSION,
         "num_samples": num_samples,
         "seed": seed,
         "max_depth": max_depth,

@@ -46,8 +46,6 @@ FEATURES = datasets.Features({"image": datasets.Image(), "lines": datasets.Value
 
 PAGE_LONG_SIDE = (640, 1400)
 """The page's longer side in pixels (the detector scales pages to 1280)."""
-FORMAT_VERSION = 4
-"""Bumped whenever rendering changes, so that older cache entries are not reused."""
 LAYOUTS = {"book": 0.35, "newspaper": 0.2, "receipt": 0.25, "form": 0.2}
 """The kinds of page and their shares."""
 BODY_TEXT_SIZES = {"book": (12, 34), "newspaper": (7, 18), "receipt": (12, 30), "form": (10, 24)}
@@ -348,11 +346,10 @@ def _render_example(example: dict, *, seed: int) -> dict:
 def make_synthetic_pages(num_pages: int, *, seed: int = 0, cache_dir: CacheDir = None,
                          num_proc: int | None = None) -> datasets.Dataset:
     """Render (or load from the cache) `num_pages` pages of the stream `seed`: columns ``image`` and ``lines``
-    (JSON: a list of ``{"text", "polygon"}``). The cache key hashes the arguments, the format version, the fonts,
-    the text corpora and the Pillow version."""
+    (JSON: a list of ``{"text", "polygon"}``). The cache key hashes the arguments, the code that draws them, the
+    fonts, the text corpora and the Pillow version."""
     fonts, fraktur = _page_fonts()
     arguments = {
-        "format_version": FORMAT_VERSION,
         "num_pages": num_pages,
         "seed": seed,
         "fonts": fonts_fingerprint([Path(path) for path in fonts] + [Path(path) for path, _ in fraktur]),
