@@ -187,8 +187,8 @@ def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int) -> 
     (`DOT_PITCH` of `font_size` apart, columns `DOT_COLUMN_PITCH` of that), a dot printed where the ink covers
     enough of its cell (`DOT_COVERAGE`) and is solid somewhere in it, each a round dot of `DOT_RADIUS` pitches (at
     least `DOT_MIN_RADIUS` pixels), as dark as `DOT_STRENGTH` of the ink; drawn four times as fine and reduced, so
-    that the dots' edges are grey as a scan sees them. For a line as :func:`.synthetic_lines.render_line` draws it, before its scan: ink on plain paper,
-    mostly paper."""
+    that the dots' edges are grey as a scan sees them. For a line as :func:`.synthetic_lines.render_line` draws it,
+    before its scan: ink on plain paper, mostly paper."""
     values = np.asarray(image, dtype=np.float32)
     paper, ink = float(np.median(values)), float(values.min())  # a drawn line: mostly paper, its ink the darkest
     if paper - ink < 16:  # nothing printed to sample

@@ -449,9 +449,15 @@ CRNN_LINES_SMALL_CAPS_COMMAND = shlex.join([
     "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 4ebc368)"
 """The command of the eighth `crnn-lines` (a tenth of the modern lines in small capitals), which the ninth starts
 from."""
-CRNN_LINES_BOOK_MARKS_COMMAND = shlex.join([
-    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-lines",
+CRNN_LINES_BOOK_MARK_ARGUMENTS = (
+    "--model=crnn",
+    "--model_name_or_path=crnn-lines",
     f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
+)
+"""What the stages of `crnn-lines` since the ninth share: each starts from the release before it, with a book page's
+marks in its vocabulary."""
+CRNN_LINES_BOOK_MARKS_COMMAND = shlex.join([
+    "textrec-train", *CRNN_LINES_BOOK_MARK_ARGUMENTS,
     f"--dataset={ENGINE_DATA},fraktur_share=0.3,german_share=0.3,small_caps_share=0.1,book_marks_share=0.15",
     *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=60",
     "--seed=51", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 6500143)"
@@ -461,17 +467,13 @@ CRNN_LINES_LOOSE_CROPS_DATASET = (
     "page_number_spaces=7,loose_crop_share=0.3")
 """The data of the tenth and eleventh `crnn-lines`: page numbers' dashes spaced, loose crops."""
 CRNN_LINES_LOOSE_CROPS_COMMAND = shlex.join([
-    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-lines",
-    f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
-    CRNN_LINES_LOOSE_CROPS_DATASET,
+    "textrec-train", *CRNN_LINES_BOOK_MARK_ARGUMENTS, CRNN_LINES_LOOSE_CROPS_DATASET,
     *ENGINE_STAGE_SETTINGS, "--learning_rate=1e-4", "--warmup_steps=100", "--max_steps=2200", "--max_train_minutes=55",
     "--seed=52", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-28 (commit 1d817ef)"
 """The command of the tenth `crnn-lines` (page numbers' dashes spaced, loose crops; stopped by --max_train_minutes at
 step 1,467, a quarter of the way down its schedule), which the eleventh anneals."""
 CRNN_LINES_ANNEALED_COMMAND = shlex.join([
-    "textrec-train", "--model=crnn", "--model_name_or_path=crnn-lines",
-    f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
-    CRNN_LINES_LOOSE_CROPS_DATASET,
+    "textrec-train", *CRNN_LINES_BOOK_MARK_ARGUMENTS, CRNN_LINES_LOOSE_CROPS_DATASET,
     *ENGINE_STAGE_SETTINGS, "--learning_rate=5e-5", "--warmup_steps=50", "--max_steps=1300", "--max_train_minutes=55",
     "--seed=53", "--output_dir=runs/crnn-lines"]) + "   # released as crnn-lines on 2026-11-29 (commit 5db6ac7)"
 """The command of the eleventh `crnn-lines` (the tenth's recipe, its learning rate annealed to zero), which the
@@ -561,9 +563,7 @@ RELEASES = {
             name="crnn-lines",
             architecture="crnn",
             train_arguments=(
-                "--model=crnn",
-                "--model_name_or_path=crnn-lines",
-                f"--charset={DEFAULT_CHARSET + GERMAN_PRINT_CHARACTERS + BOOK_MARK_CHARACTERS}",
+                *CRNN_LINES_BOOK_MARK_ARGUMENTS,
                 CRNN_LINES_LOOSE_CROPS_DATASET + ",dot_matrix_share=0.3",
                 *ENGINE_STAGE_SETTINGS,
                 "--learning_rate=5e-5",
@@ -595,8 +595,8 @@ RELEASES = {
                            "spaces from the number and 30% of the lines made to look scanned cropped with one to two "
                            "font sizes of blank above and below; the same again, the learning rate annealed to "
                            "zero; the same, 30% of the modern lines made to look scanned printed in dots as "
-                           "9-pin and thermal receipt printers print (textrec commit 4ca17a6); all after 120,000 clean print and "
-                           "handwriting-style renderings; no real image"),
+                           "9-pin and thermal receipt printers print (textrec commit 4ca17a6); all after 120,000 "
+                           "clean print and handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
         ),
         # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
