@@ -257,6 +257,66 @@ def test_dot_matrix_lines_are_drawn_only_when_asked_and_labelled_as_the_others()
         make_synthetic_lines(2, look="captured", dot_matrix_share=1.5, cache_dir=False)
 
 
+def test_width_scale_condenses_and_extends_the_line_and_only_its_width():
+    """`render_line(width_scale=...)` draws the same line narrower or wider at the same height; the engine scales
+    lines only where asked (`width_scale_share`), labelled as the others."""
+    from PIL import ImageFont
+
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.data.fonts import list_fonts
+    from textrec.processing.data.synthetic_lines import render_line
+
+    paths = list_fonts("print")[:1]
+    font = ImageFont.truetype(str(paths[0]), 32) if paths else ImageFont.load_default(size=32)
+    text = "Total incl. GST 6% RM 42.90 CHANGE"
+    sizes = {scale: render_line(text, font, np.random.default_rng(1), augment=False, width_scale=scale).size
+             for scale in (0.75, 1.0, 1.3)}
+    assert sizes[0.75][1] == sizes[1.0][1] == sizes[1.3][1]
+    assert sizes[0.75][0] < 0.82 * sizes[1.0][0] and sizes[1.3][0] > 1.2 * sizes[1.0][0]
+    arguments = dict(seed=6, max_chars=30, look="captured", scene_share=0.0, cache_dir=False)
+    scaled = make_synthetic_lines(8, width_scale_share=1.0, **arguments)
+    default = make_synthetic_lines(8, **arguments)
+    assert scaled["text"] == default["text"]
+    assert [image.tobytes() for image in make_synthetic_lines(8, width_scale_share=0.0, **arguments)["image"]] == \
+        [image.tobytes() for image in default["image"]]
+    with pytest.raises(ValueError, match="width_scale_share"):
+        make_synthetic_lines(2, look="captured", width_scale_share=-0.1, cache_dir=False)
+
+
+def test_clipped_crops_cut_through_the_descenders_or_ascenders():
+    """`render_line(clipped=True)`: the crop's edge runs through the glyphs (ink in its first or last row, as in a
+    receipt box drawn to the baseline), where the engine's other crops mostly keep a margin; `clipped_crop_share`
+    draws it only where asked, labels unchanged."""
+    from PIL import ImageFont
+
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.data.fonts import list_fonts
+    from textrec.processing.data.synthetic_lines import render_line
+    from textrec.processing.image_processing_text_recognition import otsu_threshold
+
+    paths = list_fonts("print")[:4] or [None]
+    fonts = [ImageFont.truetype(str(path), 30) if path else ImageFont.load_default(size=30) for path in paths]
+
+    def edge_inked(clipped: bool) -> float:
+        rng, inked = np.random.default_rng(2), 0
+        for index in range(40):
+            line = render_line("gypsy queue, jolly HEIGHT", fonts[index % len(fonts)], rng, look="captured",
+                               scene_share=0.0, scan_effects_on=False, clipped=clipped)
+            luminance = np.asarray(line, dtype=np.float32)
+            ink = luminance < otsu_threshold(luminance.astype(np.uint8))
+            if has_light_text(luminance.astype(np.uint8)):
+                ink = ~ink
+            inked += max(ink[0].mean(), ink[-1].mean()) > 0.03
+        return inked / 40
+
+    assert edge_inked(True) >= 0.85 and edge_inked(False) <= 0.5
+    arguments = dict(seed=7, max_chars=30, look="captured", scene_share=0.0, cache_dir=False)
+    assert make_synthetic_lines(6, clipped_crop_share=1.0, **arguments)["text"] == \
+        make_synthetic_lines(6, **arguments)["text"]
+    with pytest.raises(ValueError, match="clipped_crop_share"):
+        make_synthetic_lines(2, look="captured", clipped_crop_share=2.0, cache_dir=False)
+
+
 def test_math_fraktur_letters_map_to_unicode_fraktur_and_the_rest_stays():
     from textrec.processing.data.fraktur import to_math_fraktur
 

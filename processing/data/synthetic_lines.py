@@ -18,7 +18,9 @@ ink) to loose, more capitals and short lines, and after the photometric augmenta
 scanner effects of :func:`.capture_effects.scan_effects` (low resolution, bleed, binarisation, paper,
 shading, rules, parts of neighbouring lines, light on dark) or, for `SCENE_SHARE` of lines, the text put
 on a scene-like background (:func:`.capture_effects.scene_composite`); where asked (``dot_matrix_share``), modern
-lines printed in dots first, as receipt printers print them (:func:`.capture_effects.dot_matrix`).
+lines printed in dots first, as receipt printers print them (:func:`.capture_effects.dot_matrix`); where asked,
+lines condensed or extended (``width_scale_share``) and crops cutting through descenders or ascenders
+(``clipped_crop_share``).
 """
 
 from __future__ import annotations
@@ -90,6 +92,18 @@ SHORT_LINE_CHARS = 12
 (headings, labels, prices, single words)."""
 FRAKTUR_BOLD_SHARE = 0.3
 """Share of the Fraktur lines drawn in a mathematics font's bold Fraktur."""
+WIDTH_SCALE = (0.75, 1.3)
+"""The factor a line's width is scaled by where asked (``width_scale_share``), drawn log-uniformly: condensed and
+extended type, and a printer or scanner whose pitch is not the font's (receipt lines read 0.15 points better when
+the fourteenth ``crnn-lines`` read them stretched by 1.2, historic print 0.5 points worse)."""
+CLIPPED_DESCENDER_KEPT = (0.0, 0.6)
+"""A clipped crop (``clipped_crop_share``) cuts its bottom edge through the descenders, keeping this share of their
+depth below the baseline (a receipt's box drawn to the baseline: ``enquiry, please`` with its q, y and p cut off) ..."""
+CLIPPED_ASCENDER_KEPT = (0.85, 1.0)
+"""... or its top edge through the ascenders and capitals, keeping this share of their height above the baseline."""
+CLIPPED_BOTTOM_SHARE = 0.6
+CLIPPED_TOP_SHARE = 0.2
+"""Of the clipped crops, this share is cut at the bottom only, the next at the top only, the rest at both edges."""
 DEFAULT_FONT_NAME = "pillow-default"
 """The ``font`` value of lines drawn with Pillow's bundled font (when no system font was found)."""
 
@@ -128,6 +142,8 @@ def render_line(
     small_caps_scale: float | None = None,
     loose_vertically: bool = False,
     dot_matrix_print: bool = False,
+    width_scale: float = 1.0,
+    clipped: bool = False,
 ) -> Image.Image:
     """Render one text line as a greyscale image.
 
@@ -147,6 +163,9 @@ def render_line(
             texture fills the blank) with `LOOSE_VERTICAL_MARGIN` above and below instead of `CAPTURED_VERTICAL_MARGIN`.
         dot_matrix_print: print the line as a dot-matrix or thermal-dot receipt printer does
             (:func:`~.capture_effects.dot_matrix`), before it is turned, cropped and captured.
+        width_scale: scale the drawn line's width by this factor (condensed or extended type), before it is turned.
+        clipped: with ``look="captured"``, crop the line through its descenders or its ascenders
+            (`CLIPPED_DESCENDER_KEPT`, `CLIPPED_ASCENDER_KEPT`), not turned first (a tight box drawn along the line).
 
     Returns:
         A mode ``L`` image: dark text on a light background, or, with ``look="captured"``, as a scan or
@@ -167,8 +186,10 @@ def render_line(
         draw_small_caps(ImageDraw.Draw(canvas), (origin_x, baseline), text, font, ink, small_caps_scale)
     if dot_matrix_print:
         canvas = dot_matrix(canvas, rng, font.size)
+    if width_scale != 1.0:
+        canvas = canvas.resize((max(1, round(canvas.width * width_scale)), canvas.height), Image.Resampling.BICUBIC)
     captured = look == "captured"
-    if augment or captured:
+    if (augment or captured) and not clipped:
         canvas = augment_image(canvas, rng, photometric=False)
 
     is_ink = np.asarray(canvas) < paper - (paper - ink) // 4
@@ -188,6 +209,13 @@ def render_line(
     left, top = max(0, round(x0 - left_margin)), max(0, round(y0 - top_margin))
     right = max(left + 2, min(canvas.width, round(x1 + right_margin)))
     bottom = max(top + 2, min(canvas.height, round(y1 + bottom_margin)))
+    if captured and clipped:
+        edge = rng.random()
+        if edge < 1 - CLIPPED_TOP_SHARE:
+            bottom = baseline + round(band_bottom * rng.uniform(*CLIPPED_DESCENDER_KEPT))
+        if edge >= CLIPPED_BOTTOM_SHARE:
+            top = baseline + round(band_top * rng.uniform(*CLIPPED_ASCENDER_KEPT))
+        bottom = max(top + 2, bottom)
     image = canvas.crop((left, top, right, bottom))
     if captured:
         scene = rng.random() < scene_share if scene is None else scene
@@ -256,6 +284,8 @@ def _render_example(
     loose_crop_share: float = 0.0,
     early_fraktur_marks_share: float = 0.0,
     dot_matrix_share: float = 0.0,
+    width_scale_share: float = 0.0,
+    clipped_crop_share: float = 0.0,
 ) -> dict:
     """Render the sample numbered ``example["index"]``; a ``datasets.map`` function."""
     rng = np.random.default_rng([seed, example["index"]])
@@ -303,9 +333,13 @@ def _render_example(
     dotted = (look == "captured" and bool(dot_matrix_share) and not (in_fraktur or german)
               and rng.random() < dot_matrix_share)  # drawn only when asked
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
+    width_scale = (float(np.exp(rng.uniform(*np.log(WIDTH_SCALE))))
+                   if look == "captured" and width_scale_share and rng.random() < width_scale_share else 1.0)  # when asked
+    clipped = (look == "captured" and bool(clipped_crop_share) and not loose
+               and rng.random() < clipped_crop_share)  # drawn only when asked
     image = render_line(drawn, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
                         scan_effects_on=scan_effects_on, joined_pairs=joined_pairs, small_caps_scale=small_caps_scale,
-                        loose_vertically=loose, dot_matrix_print=dotted)
+                        loose_vertically=loose, dot_matrix_print=dotted, width_scale=width_scale, clipped=clipped)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     font_name = DEFAULT_FONT_NAME if path is None else Path(path).name
@@ -349,6 +383,8 @@ def make_synthetic_lines(
     loose_crop_share: float = 0.0,
     early_fraktur_marks_share: float = 0.0,
     dot_matrix_share: float = 0.0,
+    width_scale_share: float = 0.0,
+    clipped_crop_share: float = 0.0,
     cache_dir: CacheDir = None,
     num_proc: int | None = None,
 ) -> datasets.Dataset:
@@ -397,6 +433,10 @@ def make_synthetic_lines(
         dot_matrix_share: with ``look="captured"``, the share of lines neither German nor in Fraktur printed as a
             dot-matrix or thermal-dot receipt printer prints them (:func:`~.capture_effects.dot_matrix`): glyphs made
             of dots that stand apart or run together.
+        width_scale_share: with ``look="captured"``, the share of lines whose width is scaled by a factor within
+            `WIDTH_SCALE` (condensed or extended type, a printer's pitch).
+        clipped_crop_share: with ``look="captured"``, the share of lines not cropped loosely whose crop cuts through
+            their descenders or ascenders (`CLIPPED_DESCENDER_KEPT`, `CLIPPED_ASCENDER_KEPT`), as tight boxes do.
         max_fonts: draw from this many of the fonts of each style only (a fixed subset, the same on every
             machine with the same fonts), as on a machine with few fonts installed; None: all of them.
         cache_dir: Cache root (``None``: ``$TEXTREC_CACHE`` or ``~/.cache/textrec/datasets``;
@@ -443,6 +483,10 @@ def make_synthetic_lines(
         raise ValueError(f"early_fraktur_marks_share must be within 0 and 1, got {early_fraktur_marks_share}")
     if not 0 <= dot_matrix_share <= 1:
         raise ValueError(f"dot_matrix_share must be within 0 and 1, got {dot_matrix_share}")
+    if not 0 <= width_scale_share <= 1:
+        raise ValueError(f"width_scale_share must be within 0 and 1, got {width_scale_share}")
+    if not 0 <= clipped_crop_share <= 1:
+        raise ValueError(f"clipped_crop_share must be within 0 and 1, got {clipped_crop_share}")
     german_fonts = {style: _fonts_for(style, charset + GERMAN_LETTERS) for style in styles} if german_share else None
     german_fraktur = tuple((path, math_alphabet) for path, math_alphabet in fraktur if font_covers(path, (
         COMBINING_DIAERESIS + GERMAN_PRINT_CHARACTERS.replace("ÄÖÜäöü", "") if math_alphabet else GERMAN_PRINT_CHARACTERS
@@ -478,6 +522,8 @@ def make_synthetic_lines(
         **({"loose_crop_share": loose_crop_share} if loose_crop_share else {}),
         **({"early_fraktur_marks_share": early_fraktur_marks_share} if early_fraktur_marks_share else {}),
         **({"dot_matrix_share": dot_matrix_share} if dot_matrix_share else {}),
+        **({"width_scale_share": width_scale_share} if width_scale_share else {}),
+        **({"clipped_crop_share": clipped_crop_share} if clipped_crop_share else {}),
         "corpus": corpus_fingerprint(),
         "pillow": PIL.__version__,
     }
@@ -507,6 +553,8 @@ def make_synthetic_lines(
             "loose_crop_share": loose_crop_share,
             "early_fraktur_marks_share": early_fraktur_marks_share,
             "dot_matrix_share": dot_matrix_share,
+            "width_scale_share": width_scale_share,
+            "clipped_crop_share": clipped_crop_share,
         }
         desc = f"Rendering {num_samples} synthetic {font_style} lines"
         return generate_indexed(
