@@ -126,3 +126,24 @@ def test_a_model_bound_by_its_data_terms_says_so_in_its_card():
     assert free.data.license == "apache-2.0" and "Terms of the training data" not in free.content
     assert bound.data.license == "other"
     assert "## Terms of the training data\n\nFor non-commercial research only." in bound.content
+
+
+def test_widening_the_lstm_keeps_the_reading_and_lets_the_new_units_learn():
+    """`scripts/lab/widen_crnn.py`: the widened CRNN gives the old logits exactly (its new units reach nothing yet),
+    and a training step's gradient reaches the zero weights that will connect them."""
+    from widen_crnn import widen_state_dict
+
+    model = tiny_model()
+    config = model.config
+    wide = CRNNForTextRecognition(CRNNConfig.from_dict({**config.to_dict(), "hidden_size": config.hidden_size + 8}))
+    wide.load_state_dict(widen_state_dict(model.state_dict(), config.hidden_size, config.hidden_size + 8,
+                                          config.num_layers))
+    wide.eval()
+    pixel_values = torch.randn(3, 1, 32, 96)
+    with torch.no_grad():
+        torch.testing.assert_close(wide(pixel_values=pixel_values).logits, model(pixel_values=pixel_values).logits)
+    assert wide.num_parameters() > model.num_parameters()
+    wide.train()
+    wide(pixel_values=pixel_values).logits.logsumexp(-1).sum().backward()
+    new_columns = wide.ctc_head.classifier.weight.grad[:, config.hidden_size:config.hidden_size + 8]
+    assert new_columns.abs().sum() > 0
