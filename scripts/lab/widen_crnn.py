@@ -7,7 +7,7 @@ so the widened model's logits equal the old model's (checked here on the line im
 zeros. This is the function-preserving widening of Net2Net (Chen, Goodfellow & Shlens 2016), with zeros where Net2Net
 splits units, so no unit's copy has to be told apart from it.
 
-    python scripts/lab/widen_crnn.py --model crnn-lines --hidden_size 288 --output_dir runs/crnn-lines-wide
+    python scripts/lab/widen_crnn.py --model crnn-lines --hidden_size 288 --output_dir runs/crnn-lines-wide288-start
 """
 
 from __future__ import annotations
