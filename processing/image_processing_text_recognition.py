@@ -41,7 +41,7 @@ from PIL import Image, ImageOps
 from transformers.image_processing_utils import BaseImageProcessor, BatchFeature
 from transformers.processing_utils import ImagesKwargs
 
-from .luminance import colour_contrast_grey, full_scale, grey_percentiles, is_blank_margin
+from .luminance import MAX_BLANK_GAP, colour_contrast_grey, fill_blank_gaps, full_scale, grey_percentiles, is_blank_margin
 from .slant_correction import deslant as deslant_image
 
 
@@ -497,14 +497,15 @@ def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margi
 def normalize_capture(
     image: Image.Image, text_polarity: str = "auto", crop_margin: float | None = None, deslant: bool = False,
     max_side_margin: float | None = None, max_vertical_margin: float | None = None,
-    cut_vertical_margin: float | None = None,
+    cut_vertical_margin: float | None = None, max_blank_gap: float | None = None,
 ) -> Image.Image:
     """The image as the model expects to see any capture of its text: dark text on a light background
     (`text_polarity`), and, with `crop_margin`, cropped to its ink (`ink_box`) with a margin of `crop_margin`
     times the ink's height on every side, filled with the background's grey, so that a tight and a loose crop
     of the same text become the same image; else, with `max_side_margin`, `max_vertical_margin` and
     `cut_vertical_margin`, its blank margins left and right, and above and below, cut where wider
-    (`trim_blank_margins`); with
+    (`trim_blank_margins`), and with `max_blank_gap` its blank gaps between words filled with the paper where wider
+    (`fill_blank_gaps`); with
     `deslant`, sheared first so that leaning handwriting stands upright (`slant_correction.deslant`). An 8-bit "L" or
     "RGB" image in, the same mode out."""
     if text_polarity not in TEXT_POLARITIES:
@@ -516,7 +517,12 @@ def normalize_capture(
         image = deslant_image(image, background_fill(image, luminance), otsu_threshold(luminance))
         luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
-        return trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin, cut_vertical_margin)
+        image = trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin, cut_vertical_margin)
+        if max_blank_gap is None:
+            return image
+        luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
+        return fill_blank_gaps(image, luminance, ink_box(luminance), otsu_threshold(luminance),
+                               background_fill(image, luminance), max_blank_gap)
     box = ink_box(luminance)
     if box is None:
         return image
@@ -559,6 +565,7 @@ class TextRecognitionImageProcessorKwargs(ImagesKwargs, total=False):
     max_side_margin: float | None
     max_vertical_margin: float | None
     cut_vertical_margin: float | None
+    max_blank_gap: float | None
     deslant: bool
     glyph_height_range: list[float] | None
     min_right_padding: int
@@ -604,6 +611,9 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         cut_vertical_margin (`float`, *optional*, defaults to `CUT_VERTICAL_MARGIN`): what a blank above or below
             higher than `max_vertical_margin` is cut to, in ink heights (at most `max_vertical_margin`; None: to
             `max_vertical_margin`), so that a loose crop fills the model's rows as a tight one does.
+        max_blank_gap (`float`, *optional*, defaults to `MAX_BLANK_GAP`): a blank gap between a line's words wider
+            than this many ink heights is filled with the paper's colour (`fill_blank_gaps`), so that paper texture
+            in it is not read as words. None keeps every gap. Line images only, as the margins.
         deslant (`bool`, defaults to `False`): shear each image so that leaning handwriting stands upright
             (`slant_correction`), before the crop; for handwriting readers, which then learn and read upright
             strokes whatever the writer's slant.
@@ -641,6 +651,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         max_side_margin: float | None = MAX_SIDE_MARGIN,
         max_vertical_margin: float | None = MAX_VERTICAL_MARGIN,
         cut_vertical_margin: float | None = CUT_VERTICAL_MARGIN,
+        max_blank_gap: float | None = MAX_BLANK_GAP,
         deslant: bool = False,
         glyph_height_range: Sequence[float] | None = None,
         min_right_padding: int = 16,
@@ -674,7 +685,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         if crop_margin is not None and not (isinstance(crop_margin, (int, float)) and 0 <= crop_margin <= 2):
             raise ValueError(f"crop_margin must be None or a number of ink heights from 0 to 2, got {crop_margin!r}")
         for name, value in (("max_side_margin", max_side_margin), ("max_vertical_margin", max_vertical_margin),
-                            ("cut_vertical_margin", cut_vertical_margin)):
+                            ("cut_vertical_margin", cut_vertical_margin), ("max_blank_gap", max_blank_gap)):
             if value is not None and not (isinstance(value, (int, float)) and value >= 0):
                 raise ValueError(f"{name} must be None or a number of ink heights >= 0, got {value!r}")
         if glyph_height_range is not None:
@@ -715,18 +726,19 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         self.max_side_margin = max_side_margin
         self.max_vertical_margin = max_vertical_margin
         self.cut_vertical_margin = cut_vertical_margin
+        self.max_blank_gap = max_blank_gap
         self.deslant = deslant
         self.glyph_height_range = glyph_height_range
         self.min_right_padding = min_right_padding
 
     @property
-    def margin_limits(self) -> tuple[float | None, float | None, float | None]:
-        """`(max_side_margin, max_vertical_margin, cut_vertical_margin)` for line images (`resize_mode="keep_aspect"`);
-        `(None, None, None)` in the other modes, whose formulas and digit strings are scaled by their own measures
-        (`glyph_height_range`)."""
+    def margin_limits(self) -> tuple[float | None, float | None, float | None, float | None]:
+        """`(max_side_margin, max_vertical_margin, cut_vertical_margin, max_blank_gap)` for line images
+        (`resize_mode="keep_aspect"`); all None in the other modes, whose formulas and digit strings are scaled by their
+        own measures (`glyph_height_range`)."""
         if self.resize_mode != "keep_aspect":
-            return None, None, None
-        return self.max_side_margin, self.max_vertical_margin, self.cut_vertical_margin
+            return None, None, None, None
+        return self.max_side_margin, self.max_vertical_margin, self.cut_vertical_margin, self.max_blank_gap
 
     @property
     def pads(self) -> bool:
@@ -743,7 +755,8 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         # BaseImageProcessor.to_dict drops None values; keep the optional settings visible in the saved config.
         return {**super().to_dict(), "padding_value": self.padding_value, "crop_margin": self.crop_margin,
                 "max_side_margin": self.max_side_margin, "max_vertical_margin": self.max_vertical_margin,
-                "cut_vertical_margin": self.cut_vertical_margin, "glyph_height_range": self.glyph_height_range}
+                "cut_vertical_margin": self.cut_vertical_margin, "max_blank_gap": self.max_blank_gap,
+                "glyph_height_range": self.glyph_height_range}
 
     def _per_channel(self, name: str, value: float | Sequence[float]) -> list[float]:
         values = [float(value)] * self.num_channels if np.isscalar(value) else [float(v) for v in value]

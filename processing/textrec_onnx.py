@@ -186,7 +186,7 @@ def background_fill(image: Image.Image, luminance: np.ndarray) -> int | tuple[in
 
 def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margin: float | None,
                        max_vertical_margin: float | None = None,
-                       cut_vertical_margin: float | None = None) -> Image.Image:
+                       cut_vertical_margin: float | None = None, max_blank_gap: float | None = None) -> Image.Image:
     """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink cut to that
     width, and one higher than `max_vertical_margin` above or below it cut to `cut_vertical_margin` ink heights (to
     `max_vertical_margin` where that is None or lower) (None: those margins stay), where that margin is blank
@@ -216,12 +216,13 @@ def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margi
 def normalize_capture(image: Image.Image, text_polarity: str, crop_margin: float | None,
                       deslant: bool = False, max_side_margin: float | None = None,
                       max_vertical_margin: float | None = None,
-                      cut_vertical_margin: float | None = None) -> Image.Image:
+                      cut_vertical_margin: float | None = None, max_blank_gap: float | None = None) -> Image.Image:
     """Dark text on a light background (`text_polarity`: "auto", "dark-on-light" or "light-on-dark"), with
     `deslant` sheared upright (`slant_correction.py`), and, with `crop_margin`, cropped to the ink and framed by
     `crop_margin` ink heights of the background's grey; else, with `max_side_margin`, `max_vertical_margin` and
     `cut_vertical_margin`, its blank margins left and right, and above and below, cut where wider
-    (`trim_blank_margins`)."""
+    (`trim_blank_margins`), and with `max_blank_gap` its blank gaps between words filled with the paper where wider
+    (`luminance.fill_blank_gaps`)."""
     luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if text_polarity == "light-on-dark" or (text_polarity == "auto" and has_light_text(luminance)):
         image, luminance = ImageOps.invert(image), 255 - luminance
@@ -229,7 +230,13 @@ def normalize_capture(image: Image.Image, text_polarity: str, crop_margin: float
         image = _sibling_module(SLANT_CORRECTION_FILE).deslant(image, background_fill(image, luminance), otsu_threshold(luminance))
         luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
-        return trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin, cut_vertical_margin)
+        image = trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin, cut_vertical_margin)
+        if max_blank_gap is None:
+            return image
+        luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
+        return _sibling_module(LUMINANCE_FILE).fill_blank_gaps(image, luminance, ink_box(luminance),
+                                                               otsu_threshold(luminance),
+                                                               background_fill(image, luminance), max_blank_gap)
     box = ink_box(luminance)
     if box is None:
         return image
@@ -273,6 +280,7 @@ class LinePreprocessor:
         self.max_side_margin = settings.get("max_side_margin")  # None in a folder exported before these were settings
         self.max_vertical_margin = settings.get("max_vertical_margin")
         self.cut_vertical_margin = settings.get("cut_vertical_margin")  # None in a folder exported before it was one
+        self.max_blank_gap = settings.get("max_blank_gap")  # None in a folder exported before it was one
         self.deslant = settings.get("deslant", False)
 
     def output_size(self, height: int, width: int) -> tuple[int, int]:
@@ -283,7 +291,7 @@ class LinePreprocessor:
         """An 8-bit "L"/"RGB" image to float32 (channels, height, resized_width), normalised."""
         image = image.convert("L" if self.num_channels == 1 else "RGB")
         image = normalize_capture(image, self.text_polarity, self.crop_margin, self.deslant, self.max_side_margin,
-                                  self.max_vertical_margin, self.cut_vertical_margin)
+                                  self.max_vertical_margin, self.cut_vertical_margin, self.max_blank_gap)
         height, width = self.output_size(image.height, image.width)
         if image.size != (width, height):
             image = image.resize((width, height), resample=RESAMPLE)

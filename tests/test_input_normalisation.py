@@ -126,7 +126,7 @@ def test_blank_higher_than_the_limit_is_cut_closer_and_a_tight_crop_kept():
     onnx_preprocessor = textrec_onnx.LinePreprocessor(processor.to_dict())  # the ONNX folder's settings
     assert onnx_preprocessor.cut_vertical_margin == CUT_VERTICAL_MARGIN
     assert np.allclose(onnx_preprocessor.image_to_array(loose_above), processor._image_to_array(processor.normalize_capture_of(loose_above)))
-    assert TextRecognitionImageProcessor(resize_mode="limits").margin_limits == (None, None, None)
+    assert TextRecognitionImageProcessor(resize_mode="limits").margin_limits == (None, None, None, None)
     with pytest.raises(ValueError, match="cut_vertical_margin must be"):
         TextRecognitionImageProcessor(cut_vertical_margin=-0.1)
 
@@ -178,6 +178,50 @@ def test_a_margin_holding_text_the_ink_threshold_missed_is_kept_and_noisy_paper_
     assert is_blank_margin(sign[:2], 255, 12)  # narrower than the averaging window
 
 
+def receipt_row(gap_marks: int = 0, width=600, height=40, paper=238, ink=60) -> np.ndarray:
+    """A receipt's row: a word at each end (strokes of `ink`, 20 rows high) and between them 430 columns of paper
+    speckled as thermal paper and show-through are (grey down to `paper` - 28, a fifth of the ink's depth at most
+    being 0.2 * 178 = 35.6), or, with `gap_marks` > 0, faded print that deep below the paper."""
+    generator = np.random.default_rng(1)
+    row = np.full((height, width), paper, np.uint8)
+    row[10:30, 10:80:4] = ink
+    row[10:30, 520:590:4] = ink
+    speckles = generator.random((height, 430)) < 0.05
+    row[:, 85:515][speckles] = paper - generator.integers(10, 28, speckles.sum())
+    if gap_marks:
+        row[12:28, 200:320:5] = paper - gap_marks
+    return row
+
+
+def test_a_wide_blank_gap_is_filled_with_the_paper_and_faint_print_in_it_kept():
+    """Between a receipt row's `CASH` and `RM 23.00`, paper texture read as words (`CASH IN THE NORTHENRM 23.00`):
+    a gap wider than `MAX_BLANK_GAP` ink heights is filled with the paper's colour but for `BLANK_GAP_KEPT` ink
+    heights beside the ink, the words untouched; print fainter than the ink's threshold in the gap keeps it as it is;
+    `max_blank_gap=None`, and a gap narrower than the limit, keep every pixel; the ONNX reader's copy agrees."""
+    from textrec.processing import textrec_onnx
+    from textrec.processing.luminance import BLANK_GAP_KEPT, MAX_BLANK_GAP
+
+    settings = dict(max_side_margin=1.0, max_vertical_margin=0.5, cut_vertical_margin=0.15)
+    row = receipt_row()
+    filled = np.asarray(normalize_capture(Image.fromarray(row), **settings, max_blank_gap=MAX_BLANK_GAP))
+    assert filled.shape == row.shape
+    kept = round(BLANK_GAP_KEPT * 20)  # the ink is 20 rows high
+    assert np.array_equal(filled[:, : 78 + kept + 1], row[:, : 78 + kept + 1])  # the left word and its edge
+    assert np.array_equal(filled[:, 520 - kept:], row[:, 520 - kept:])  # the right word and its edge
+    assert (filled[:, 78 + kept + 1: 520 - kept] == 238).all()  # the texture is gone: paper's median, 238
+    onnx_filled = textrec_onnx.normalize_capture(Image.fromarray(row), "auto", None, **settings,
+                                                 max_blank_gap=MAX_BLANK_GAP)
+    assert np.array_equal(np.asarray(onnx_filled), filled)
+    for image, max_blank_gap in ((receipt_row(gap_marks=40), MAX_BLANK_GAP), (row, None), (row, 500 / 20)):
+        unchanged = normalize_capture(Image.fromarray(image), **settings, max_blank_gap=max_blank_gap)
+        assert np.array_equal(np.asarray(unchanged), image)
+    processor = TextRecognitionImageProcessor()
+    assert processor.max_blank_gap == MAX_BLANK_GAP
+    assert np.array_equal(np.asarray(processor.normalize_capture_of(Image.fromarray(row))), filled)
+    assert TextRecognitionImageProcessor.from_dict(processor.to_dict()).max_blank_gap == MAX_BLANK_GAP
+    assert textrec_onnx.LinePreprocessor(processor.to_dict()).max_blank_gap == MAX_BLANK_GAP
+
+
 def test_rgb_image_keeps_its_mode_and_background_colour():
     rgb = Image.merge("RGB", [line_image(), line_image(paper=200), line_image(paper=120)])
     framed = normalize_capture(rgb, crop_margin=0.5)
@@ -188,7 +232,7 @@ def test_rgb_image_keeps_its_mode_and_background_colour():
 @pytest.mark.parametrize(
     "settings, message",
     [({"text_polarity": "white"}, "text_polarity must be one of"), ({"crop_margin": -1}, "crop_margin must be"),
-     ({"deslant": "yes"}, "deslant must be True or False")],
+     ({"deslant": "yes"}, "deslant must be True or False"), ({"max_blank_gap": -1}, "max_blank_gap must be")],
 )
 def test_bad_settings_are_refused(settings, message):
     with pytest.raises(ValueError, match=message):
