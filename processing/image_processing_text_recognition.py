@@ -517,12 +517,10 @@ def normalize_capture(
         image = deslant_image(image, background_fill(image, luminance), otsu_threshold(luminance))
         luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
     if crop_margin is None:
-        image = trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin, cut_vertical_margin)
-        if max_blank_gap is None:
-            return image
-        luminance = np.asarray(image.convert("L") if image.mode != "L" else image)
-        return fill_blank_gaps(image, luminance, ink_box(luminance), otsu_threshold(luminance),
-                               background_fill(image, luminance), max_blank_gap)
+        if max_blank_gap is not None:  # inside the ink's box: the margins' cut below sees the same image
+            image = fill_blank_gaps(image, luminance, ink_box(luminance), otsu_threshold(luminance),
+                                    lambda: background_fill(image, luminance), max_blank_gap)
+        return trim_blank_margins(image, luminance, max_side_margin, max_vertical_margin, cut_vertical_margin)
     box = ink_box(luminance)
     if box is None:
         return image

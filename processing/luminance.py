@@ -114,30 +114,33 @@ depth holds print too faint for the ink's threshold, and is not filled: a receip
 
 
 def fill_blank_gaps(image: Image.Image, luminance: np.ndarray, ink_box: tuple[int, int, int, int] | None,
-                    threshold: float, fill, max_blank_gap: float | None = MAX_BLANK_GAP) -> Image.Image:
+                    threshold: float, paper_fill, max_blank_gap: float | None = MAX_BLANK_GAP) -> Image.Image:
     """`image` (8-bit "L" or "RGB", dark text on light; `luminance` its grey) with each gap between its words wider
-    than `max_blank_gap` ink heights filled with `fill` (the paper's colour), but for `BLANK_GAP_KEPT` ink heights
-    beside the ink on each side: within the rows of `ink_box` (`(left, top, right, bottom)`), columns that hold no
-    pixel darker than `threshold` (the ink's) and no print fainter than it (`FAINT_PRINT_DEPTH`). The image as it is
-    where there is no such gap, no ink (`ink_box` None), or `max_blank_gap` is None."""
+    than `max_blank_gap` ink heights filled with the paper's colour (`paper_fill()`, asked for only where a gap is
+    filled), but for `BLANK_GAP_KEPT` ink heights beside the ink on each side: within the rows of `ink_box`
+    (`(left, top, right, bottom)`), columns that hold no pixel darker than `threshold` (the ink's) and no print fainter
+    than it (`FAINT_PRINT_DEPTH`). The image as it is where there is no such gap, no ink (`ink_box` None), or
+    `max_blank_gap` is None."""
     if ink_box is None or max_blank_gap is None:
         return image
     left, top, right, bottom = ink_box
     height = bottom - top
     band = luminance[top:bottom]
+    columns_with_ink = np.flatnonzero((band[:, left:right] < threshold).any(axis=0)) + left
+    widths = np.diff(columns_with_ink) - 1
+    wide = np.flatnonzero(widths > max_blank_gap * height)
+    if wide.size == 0:
+        return image
     is_ink = luminance < threshold
-    paper = float(np.median(luminance[~is_ink])) if (~is_ink).any() else 255.0
-    depth = max(paper - float(np.median(luminance[is_ink])), 1.0) if is_ink.any() else 1.0
-    columns_with_ink = np.flatnonzero(is_ink[top:bottom, left:right].any(axis=0)) + left
+    paper = float(np.median(luminance[~is_ink]))
+    depth = max(paper - float(np.median(luminance[is_ink])), 1.0)
     kept = round(BLANK_GAP_KEPT * height)
     filled = None
-    for start, end in zip(columns_with_ink[:-1] + 1, columns_with_ink[1:]):
-        if end - start <= max_blank_gap * height:
-            continue
-        start, end = start + kept, end - kept
+    for index in wide:
+        start, end = columns_with_ink[index] + 1 + kept, columns_with_ink[index + 1] - kept
         if paper - float(grey_percentiles(band[:, start:end], 1)) > FAINT_PRINT_DEPTH * depth:
             continue
         if filled is None:
             filled = image.copy()
-        filled.paste(fill, (int(start), 0, int(end), image.height))
+        filled.paste(paper_fill(), (int(start), 0, int(end), image.height))
     return image if filled is None else filled
