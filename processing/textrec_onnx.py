@@ -186,7 +186,7 @@ def background_fill(image: Image.Image, luminance: np.ndarray) -> int | tuple[in
 
 def trim_blank_margins(image: Image.Image, luminance: np.ndarray, max_side_margin: float | None,
                        max_vertical_margin: float | None = None,
-                       cut_vertical_margin: float | None = None, max_blank_gap: float | None = None) -> Image.Image:
+                       cut_vertical_margin: float | None = None) -> Image.Image:
     """The image with a blank margin wider than `max_side_margin` ink heights left or right of its ink cut to that
     width, and one higher than `max_vertical_margin` above or below it cut to `cut_vertical_margin` ink heights (to
     `max_vertical_margin` where that is None or lower) (None: those margins stay), where that margin is blank
