@@ -147,3 +147,34 @@ def test_widening_the_lstm_keeps_the_reading_and_lets_the_new_units_learn():
     wide(pixel_values=pixel_values).logits.logsumexp(-1).sum().backward()
     new_columns = wide.ctc_head.classifier.weight.grad[:, config.hidden_size:config.hidden_size + 8]
     assert new_columns.abs().sum() > 0
+
+
+def test_splitting_the_lstm_units_keeps_the_reading_and_gives_the_copies_their_originals_weights():
+    """`widen_crnn.py --init split` (Net2Net): without noise the widened CRNN gives the old logits; each new unit
+    starts as a jittered copy of an old one, and the classifier reads a unit and its copies with weights that add up
+    to the original's."""
+    from widen_crnn import split_state_dict
+
+    model = tiny_model()
+    config = model.config
+    old, new = config.hidden_size, config.hidden_size + 8
+    wide = CRNNForTextRecognition(CRNNConfig.from_dict({**config.to_dict(), "hidden_size": new}))
+    pixel_values = torch.randn(3, 1, 32, 96)
+    wide.load_state_dict(split_state_dict(model.state_dict(), old, new, config.num_layers, noise=0.0))
+    wide.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(wide(pixel_values=pixel_values).logits, model(pixel_values=pixel_values).logits)
+
+    state = split_state_dict(model.state_dict(), old, new, config.num_layers, noise=0.05)
+    rows = state["encoder.sequence_model.weight_ih_l0"]
+    old_rows = model.state_dict()["encoder.sequence_model.weight_ih_l0"]
+    torch.testing.assert_close(rows[:old], old_rows[:old])  # the originals keep their incoming weights
+    for unit in range(old, new):  # a copy: an original's input gate weights, each jittered by about 5%
+        original = old_rows[(old_rows[:old] - rows[unit]).abs().sum(1).argmin()]
+        ratios = rows[unit] / original
+        assert 0.97 < ratios.median() < 1.03 and 0.01 < ratios.std() < 0.1
+    # each original and its copies pass on together what the original did: the classifier's columns (forward
+    # direction first, then backward) add up to the old ones
+    classifier, old_classifier = state["ctc_head.classifier.weight"], model.ctc_head.classifier.weight.detach()
+    torch.testing.assert_close(classifier[:, :new].sum(1), old_classifier[:, :old].sum(1))
+    torch.testing.assert_close(classifier[:, new:].sum(1), old_classifier[:, old:].sum(1))
