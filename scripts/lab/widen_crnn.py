@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -51,27 +52,44 @@ def widened_columns(old: torch.Tensor, old_size: int, new_size: int, parts: int)
     return torch.cat(blocks, dim=1)
 
 
+LSTM_PREFIX = "encoder.sequence_model."
+DIRECTIONS = ("", "_reverse")
+"""The suffixes of a bidirectional LSTM's forward and backward weights."""
+
+
+def grown_state_dict(state: dict[str, torch.Tensor], num_layers: int,
+                     grown_columns: Callable[[torch.Tensor, int, tuple[str, ...]], torch.Tensor],
+                     grown_rows: Callable[[torch.Tensor, int, str], torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A CRNN's state dict with its LSTM (`encoder.sequence_model`, bidirectional) and CTC classifier grown: what reads
+    layer `layer`'s states (`directions` of it side by side) through `grown_columns(weights, layer, directions)`, the
+    rows of the units of layer `layer`'s direction `direction` through `grown_rows(weights, layer, direction)`, columns
+    first, each direction of each layer in turn."""
+    widened = dict(state)
+    for layer in range(num_layers):
+        for direction in DIRECTIONS:
+            input_weights = state[f"{LSTM_PREFIX}weight_ih_l{layer}{direction}"]
+            if layer > 0:  # the previous layer's two directions, side by side
+                input_weights = grown_columns(input_weights, layer - 1, DIRECTIONS)
+            widened[f"{LSTM_PREFIX}weight_ih_l{layer}{direction}"] = grown_rows(input_weights, layer, direction)
+            recurrent = grown_columns(state[f"{LSTM_PREFIX}weight_hh_l{layer}{direction}"], layer, (direction,))
+            widened[f"{LSTM_PREFIX}weight_hh_l{layer}{direction}"] = grown_rows(recurrent, layer, direction)
+            for kind in ("ih", "hh"):
+                name = f"{LSTM_PREFIX}bias_{kind}_l{layer}{direction}"
+                widened[name] = grown_rows(state[name][:, None], layer, direction)[:, 0]
+    widened["ctc_head.classifier.weight"] = grown_columns(state["ctc_head.classifier.weight"], num_layers - 1,
+                                                          DIRECTIONS)
+    return widened
+
+
 def widen_state_dict(state: dict[str, torch.Tensor], old_size: int, new_size: int, num_layers: int,
                      seed: int = 0) -> dict[str, torch.Tensor]:
-    """A CRNN's state dict with its LSTM (`encoder.sequence_model`, bidirectional) and CTC classifier grown from
-    `old_size` to `new_size` units per direction, reading as before (see the module docstring)."""
+    """A CRNN's state dict with its LSTM and CTC classifier grown from `old_size` to `new_size` units per direction,
+    the new units with fresh incoming and zero outgoing weights, reading as before (see the module docstring)."""
     generator = torch.Generator().manual_seed(seed)
-    widened = dict(state)
-    prefix = "encoder.sequence_model."
-    for layer in range(num_layers):
-        for suffix in ("", "_reverse"):
-            input_weights = state[f"{prefix}weight_ih_l{layer}{suffix}"]
-            if layer > 0:  # the previous layer's two directions, side by side
-                input_weights = widened_columns(input_weights, old_size, new_size, parts=2)
-            widened[f"{prefix}weight_ih_l{layer}{suffix}"] = widened_rows(input_weights, old_size, new_size, generator)
-            recurrent = widened_columns(state[f"{prefix}weight_hh_l{layer}{suffix}"], old_size, new_size, parts=1)
-            widened[f"{prefix}weight_hh_l{layer}{suffix}"] = widened_rows(recurrent, old_size, new_size, generator)
-            for kind in ("ih", "hh"):
-                name = f"{prefix}bias_{kind}_l{layer}{suffix}"
-                widened[name] = widened_rows(state[name][:, None], old_size, new_size, generator)[:, 0]
-    widened["ctc_head.classifier.weight"] = widened_columns(state["ctc_head.classifier.weight"], old_size, new_size,
-                                                            parts=2)
-    return widened
+    return grown_state_dict(
+        state, num_layers,
+        grown_columns=lambda weights, layer, directions: widened_columns(weights, old_size, new_size, len(directions)),
+        grown_rows=lambda weights, layer, direction: widened_rows(weights, old_size, new_size, generator))
 
 
 def split_state_dict(state: dict[str, torch.Tensor], old_size: int, new_size: int, num_layers: int, seed: int = 0,
@@ -81,45 +99,29 @@ def split_state_dict(state: dict[str, torch.Tensor], old_size: int, new_size: in
     drawn at random, and what reads a unit's state (its direction's recurrent weights, the next layer's input weights,
     the classifier) reads each copy with the original's weights divided by the number of copies."""
     generator = torch.Generator().manual_seed(seed)
-    prefix = "encoder.sequence_model."
-    suffixes = ("", "_reverse")
-    originals = {(layer, suffix): torch.randint(old_size, (new_size - old_size,), generator=generator)
-                 for layer in range(num_layers) for suffix in suffixes}
+    originals = {(layer, direction): torch.randint(old_size, (new_size - old_size,), generator=generator)
+                 for layer in range(num_layers) for direction in DIRECTIONS}
 
-    def units(layer: int, suffix: str) -> torch.Tensor:  # each new unit's original: the units' indices, old first
-        return torch.cat([torch.arange(old_size), originals[layer, suffix]])
+    def units(layer: int, direction: str) -> torch.Tensor:  # each unit's original: the units' indices, old first
+        return torch.cat([torch.arange(old_size), originals[layer, direction]])
 
-    def read_columns(weights: torch.Tensor, layer: int, parts: tuple[str, ...]) -> torch.Tensor:
-        """`weights`' columns reading layer `layer`'s states (`parts`: its directions, side by side), grown."""
+    def read_columns(weights: torch.Tensor, layer: int, directions: tuple[str, ...]) -> torch.Tensor:
         blocks = []
-        for part, suffix in zip(weights.split(old_size, dim=1), parts):
-            index = units(layer, suffix)
+        for part, direction in zip(weights.split(old_size, dim=1), directions):
+            index = units(layer, direction)
             copies = torch.bincount(index, minlength=old_size).to(part.dtype)
             blocks.append(part[:, index] / copies[index])
         return torch.cat(blocks, dim=1)
 
-    def copied_rows(weights: torch.Tensor, layer: int, suffix: str) -> torch.Tensor:
-        index = torch.cat([gate * old_size + units(layer, suffix) for gate in range(GATES)])
+    def copied_rows(weights: torch.Tensor, layer: int, direction: str) -> torch.Tensor:
+        index = torch.cat([gate * old_size + units(layer, direction) for gate in range(GATES)])
         rows = weights[index].clone()
         is_copy = torch.cat([torch.arange(new_size) >= old_size] * GATES)
         jitter = 1 + noise * torch.randn(rows[is_copy].shape, generator=generator, dtype=rows.dtype)
         rows[is_copy] = rows[is_copy] * jitter
         return rows
 
-    widened = dict(state)
-    for layer in range(num_layers):
-        for suffix in suffixes:
-            input_weights = state[f"{prefix}weight_ih_l{layer}{suffix}"]
-            if layer > 0:
-                input_weights = read_columns(input_weights, layer - 1, suffixes)
-            widened[f"{prefix}weight_ih_l{layer}{suffix}"] = copied_rows(input_weights, layer, suffix)
-            recurrent = read_columns(state[f"{prefix}weight_hh_l{layer}{suffix}"], layer, (suffix,))
-            widened[f"{prefix}weight_hh_l{layer}{suffix}"] = copied_rows(recurrent, layer, suffix)
-            for kind in ("ih", "hh"):
-                name = f"{prefix}bias_{kind}_l{layer}{suffix}"
-                widened[name] = copied_rows(state[name][:, None], layer, suffix)[:, 0]
-    widened["ctc_head.classifier.weight"] = read_columns(state["ctc_head.classifier.weight"], num_layers - 1, suffixes)
-    return widened
+    return grown_state_dict(state, num_layers, read_columns, copied_rows)
 
 
 def main() -> None:
@@ -139,9 +141,11 @@ def main() -> None:
     config = model.config
     if args.hidden_size <= config.hidden_size:
         parser.error(f"--hidden_size must exceed the model's {config.hidden_size}")
-    widen = widen_state_dict if args.init == "zero" else split_state_dict
-    state = widen(model.state_dict(), config.hidden_size, args.hidden_size, config.num_layers, args.seed,
-                  **({"noise": args.noise} if args.init == "split" else {}))
+    if args.init == "zero":
+        state = widen_state_dict(model.state_dict(), config.hidden_size, args.hidden_size, config.num_layers, args.seed)
+    else:
+        state = split_state_dict(model.state_dict(), config.hidden_size, args.hidden_size, config.num_layers, args.seed,
+                                 args.noise)
     wide_config = type(config).from_dict({**config.to_dict(), "hidden_size": args.hidden_size})
     wide = type(model)(wide_config)
     wide.load_state_dict(state)
