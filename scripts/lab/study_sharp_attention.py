@@ -215,6 +215,7 @@ def run(argv: list[str] | None = None) -> list[dict]:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     torch.set_num_threads(args.threads)
     output_dir = Path(args.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)  # the curves and report are written even when no run has begun
     deadline = session_deadline(args.session_minutes)
     results, run_dirs, unfinished = [], {}, []
     for digits in args.digits:
