@@ -78,6 +78,10 @@ WIDEST_GAP_SHARE = 0.9
 """A region is cut at its horizontal gaps at least this share as wide as its widest one."""
 ROW_OVERLAP = 0.5
 """Two runs overlapping vertically by this share of the smaller one's height lie on one printed line."""
+ROW_SIDE_OVERLAP_HEIGHTS = 1.0
+"""Two runs overlapping horizontally by this many times the smaller one's height lie one above the other, not on one
+printed line (a skewed or curved photograph's neighbouring lines); less is two pieces of one line the detector found
+overlapping."""
 RULE_MIN_SHARE = 0.6
 """A printed rule across at least this share of the text's width separates sections of the page read one after
 the other (a newspaper's feuilleton below the columns of the news): the page is cut there before its columns ..."""
@@ -421,15 +425,19 @@ def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: floa
 
 
 def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:
-    """`indices` grouped into printed lines (runs overlapping vertically by `ROW_OVERLAP`), each left to right,
-    the lines top to bottom."""
+    """`indices` grouped into printed lines (runs overlapping vertically by `ROW_OVERLAP` and side by side, not one
+    above the other: the runs of one line overlap horizontally by less than `ROW_SIDE_OVERLAP_HEIGHTS` of their
+    heights), each left to right, the lines top to bottom."""
     rows: list[list[int]] = []
     for index in sorted(indices, key=lambda i: (boxes[i, 1] + boxes[i, 3]) / 2):
-        top, bottom = boxes[index, 1], boxes[index, 3]
+        left, top, right, bottom = boxes[index]
         for row in rows:  # measured against the run that began the row, so that rows do not grow into each other
             row_top, row_bottom = boxes[row[0], 1], boxes[row[0], 3]
             overlap = min(bottom, row_bottom) - max(top, row_top)
-            if overlap >= ROW_OVERLAP * min(bottom - top, row_bottom - row_top):
+            side_by_side = all(
+                min(right, boxes[other, 2]) - max(left, boxes[other, 0])
+                < ROW_SIDE_OVERLAP_HEIGHTS * min(bottom - top, boxes[other, 3] - boxes[other, 1]) for other in row)
+            if overlap >= ROW_OVERLAP * min(bottom - top, row_bottom - row_top) and side_by_side:
                 row.append(index)
                 break
         else:

@@ -138,6 +138,16 @@ def test_reading_order_reads_columns_then_lines_and_joins_a_rows_runs():
     assert rows == [[2 * index, 2 * index + 1] for index in range(10)]  # item and price on one line
 
 
+def test_lines_one_above_the_other_are_two_rows_however_much_their_boxes_overlap():
+    """A photographed receipt: its detected lines are tall for their spacing (perspective, a curved page), so that
+    neighbours overlap vertically by more than half their height; one lies above the other, not beside it, so each is
+    an output line of its own. Two pieces of one line that the detector found overlapping a little stay one line."""
+    above, below = box_to_polygon([100, 0, 500, 40]), box_to_polygon([130, 18, 470, 58])
+    assert reading_order([below, above]) == [[1], [0]]
+    first_piece, second_piece = box_to_polygon([10, 100, 200, 120]), box_to_polygon([180, 101, 300, 121])
+    assert reading_order([second_piece, first_piece]) == [[1, 0]]
+
+
 def test_columns_are_found_when_a_detection_joins_two_of_their_lines():
     """A newspaper's narrow gutter: one detection ran across it (two lines joined); the columns are still read one
     after the other, the joined detection where its middle lies."""
