@@ -18,6 +18,8 @@ the page into columns, read left to right; otherwise horizontal gaps split it in
 band holds side by side (an item and its price, a label and its value) is one output line, its runs joined by a
 space, left to right. Where the detector joined lines of two justified columns across a newspaper's narrow gutter,
 the gutter is still found (`JOINED_LINES_SHARE`) and `split_at_columns` cuts those lines there before they are read.
+Runs of one band side by side lie one beside the other, not above it (`ROW_SIDE_OVERLAP_HEIGHTS`), and the pieces of
+one printed line that the detector found a word space apart are read as one image (`join_line_pieces`).
 """
 
 from __future__ import annotations
@@ -113,6 +115,14 @@ LINE_PIECES_GAP_HEIGHTS = 1.5
 """Runs of one printed line less than this many line heights apart are pieces of one stretch of print when a rule's
 columns are measured (`_printed_lines`): between the detector's pieces of a newspaper's lines the median gap is 0.4
 line heights (cores), three in four under 1; between a form's labels and fields 2-3."""
+JOINED_PIECES_GAP_HEIGHTS = 1.0
+"""Runs of one output line whose cores are less than this many line heights apart, of like heights
+(`JOINED_PIECES_MIN_HEIGHT_RATIO`), are read as one image (`join_line_pieces`): the detector's boxes reach beyond
+their cores, so that two pieces of a line cut close each hold the glyph between them, which was read twice (`Zürich, ,
+wir`) or as a fragment (`und ) des`)."""
+JOINED_PIECES_MIN_HEIGHT_RATIO = 0.67
+"""... the lower of the two at least this share of the taller's height (a heading's large type and the small print set
+beside it are read apart, each at its own size)."""
 GUTTER_MIN_WIDTH_HEIGHTS = 0.45
 """A gutter between columns without a printed rule is a vertical band of paper at least this many line heights wide
 (wider than most spaces of a justified line) ..."""
@@ -790,6 +800,54 @@ def _core_boxes(polygons: Sequence[Polygon]) -> tuple[np.ndarray, np.ndarray, fl
     return upright, cores, max(float(np.median(cores[:, 3] - cores[:, 1])), 1.0)
 
 
+def join_line_pieces(polygons: Sequence[Polygon], rows: Sequence[Sequence[int]], detections: Sequence[int],
+                     column_rules: Sequence[tuple[float, float, float]] = (), keep_apart: Sequence[int] = (),
+                     max_gap_heights: float = JOINED_PIECES_GAP_HEIGHTS,
+                     ) -> tuple[list[Polygon], list[list[int]], list[list[int]]]:
+    """The runs of each output line of `rows` (`reading_order`'s) that follow one another within `max_gap_heights` line
+    heights (between their cores, in the page's upright frame), of like heights, joined into one run: the polygon of
+    their union, turned back by the page's skew. Runs cut from one detected run (`detections`: the detected run each
+    polygon is a piece of), runs a printed rule between columns or a table's rule parts (`column_rules`, `(x, top,
+    bottom)` in page pixels) and the runs of `keep_apart` (page numbers between dashes) are not joined. Returns the
+    runs, the output lines as indices of them, and for each run the indices of `polygons` it is made of."""
+    if not polygons:
+        return [], [], []
+    skew = page_skew(polygons)
+    upright, cores, _ = _core_boxes(polygons)
+    rules = _upright_rules(column_rules, skew)
+    heights = upright[:, 3] - upright[:, 1]
+    apart = set(keep_apart)
+
+    def joinable(previous: int, index: int) -> bool:
+        lower, taller = sorted((heights[previous], heights[index]))
+        middle = (upright[index, 1] + upright[index, 3]) / 2
+        return (previous not in apart and index not in apart and detections[previous] != detections[index]
+                and cores[index, 0] - cores[previous, 2] < max_gap_heights * lower
+                and lower >= JOINED_PIECES_MIN_HEIGHT_RATIO * taller
+                and not any(cores[previous, 0] < x < cores[index, 2] and top <= middle <= bottom for x, top, bottom in rules))
+
+    joined, members, joined_rows = [], [], []
+    cosine, sine = math.cos(skew), math.sin(skew)
+    for row in rows:
+        groups: list[list[int]] = []
+        for index in row:
+            if groups and joinable(groups[-1][-1], index):
+                groups[-1].append(index)
+            else:
+                groups.append([index])
+        joined_rows.append([])
+        for group in groups:
+            joined_rows[-1].append(len(joined))
+            members.append(group)
+            if len(group) == 1:
+                joined.append([list(point) for point in polygons[group[0]]])
+                continue
+            x0, y0 = upright[group, 0].min(), upright[group, 1].min()
+            x1, y1 = upright[group, 2].max(), upright[group, 3].max()
+            joined.append([[x * cosine - y * sine, x * sine + y * cosine] for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))])
+    return joined, joined_rows, members
+
+
 def reading_order(polygons: Sequence[Polygon], rules: Sequence[float] = (),
                   column_rules: Sequence[tuple[float, float, float]] = ()) -> list[list[int]]:
     """The output lines of a page as lists of the indices of `polygons` (its detected runs): the sections between
@@ -1090,7 +1148,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without
     one (`column_gutters`), finds the rules across the page (`horizontal_rules`), lengthens a page number boxed
     without its dashes over them, its number read alone and written between dashes (`flanking_dashes`), orders the
-    lines (`reading_order`),
+    lines (`reading_order`), joins the pieces of a line that the detector found apart into one run (`join_line_pieces`),
     reads each with `recognizer` (the model and processor of `load_recognizer`), leaves out the runs read with a
     `character_confidence` under `min_character_confidence` (marks that are not text; 0 keeps every run; a page number
     between dashes is kept: the dashes say it is text) and joins the
@@ -1124,21 +1182,32 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     scores = [score for score, keep in zip(found["scores"], kept) if keep]
     polygons, sources = split_stacked_lines(grey, polygons)
     scores = [scores[source] for source in sources]
+    detections = list(sources)  # the detected run each polygon is (a piece of)
     rules_between_columns = vertical_rules(grey, polygons)
     polygons, sources = split_at_column_rules(polygons, rules_between_columns)
     scores = [scores[source] for source in sources]
+    detections = [detections[source] for source in sources]
     tables = table_rules(grey, polygons, rules_between_columns)
     rules_between_columns = [rule for rule in rules_between_columns if rule not in tables]
     gutters = column_gutters(grey, polygons)
     polygons, sources = split_at_column_rules(polygons, gutters, reach_heights=0, side_heights=COLUMN_MIN_LINE_HEIGHTS)
     scores = [scores[source] for source in sources]
+    detections = [detections[source] for source in sources]
     rules_between_columns = sorted(rules_between_columns + gutters)
     rules = horizontal_rules(grey, polygons)
     polygons, sources = split_at_columns(polygons, rules, rules_between_columns)
     scores = [scores[source] for source in sources]
+    detections = [detections[source] for source in sources]
     numbered = polygons
     polygons, sources, page_numbers = flanking_dashes(grey, polygons)
     scores = [scores[source] for source in sources]
+    detections = [detections[source] for source in sources]
+    rows = reading_order(polygons, rules, rules_between_columns)
+    polygons, rows, members = join_line_pieces(polygons, rows, detections, rules_between_columns + tables,
+                                               keep_apart=page_numbers)
+    scores = [float(np.mean([scores[member] for member in group])) for group in members]
+    page_numbers = [index for index, group in enumerate(members) if group[0] in page_numbers]
+    sources = [sources[group[0]] for group in members]
     paper = paper_colour(page)
     crops = [crop_line(page, numbered[source] if index in page_numbers else polygon, paper)
              for index, (polygon, source) in enumerate(zip(polygons, sources))]
@@ -1152,7 +1221,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
         if old_umlauts:
             readings = dict(zip(readings, write_page_umlauts_alike(list(readings.values()))))
     lines = []
-    for row in reading_order(polygons, rules, rules_between_columns):
+    for row in rows:
         row = [index for index in row if readings[index].text and (
             index in page_numbers or character_confidence(readings[index]) >= min_character_confidence)]
         texts = [f"{PAGE_NUMBER_DASH} {readings[index].text} {PAGE_NUMBER_DASH}" if index in page_numbers

@@ -24,6 +24,7 @@ from textrec.processing.page_reading import (
     crop_line,
     flanking_dashes,
     horizontal_rules,
+    join_line_pieces,
     page_skew,
     reading_order,
     split_at_column_rules,
@@ -146,6 +147,30 @@ def test_lines_one_above_the_other_are_two_rows_however_much_their_boxes_overlap
     assert reading_order([below, above]) == [[1], [0]]
     first_piece, second_piece = box_to_polygon([10, 100, 200, 120]), box_to_polygon([180, 101, 300, 121])
     assert reading_order([second_piece, first_piece]) == [[1, 0]]
+
+
+def test_pieces_of_a_line_the_detector_found_apart_are_read_as_one_image():
+    """Two detected pieces of one printed line a word space apart are joined into one run covering both (read once, the
+    glyph between them no longer read twice); a skewed page's pieces are joined along their slant. Pieces of one
+    detection cut apart, pieces a rule parts, a receipt's item and price far apart, type of another size and a page
+    number between dashes stay apart."""
+    first, second = box_to_polygon([100, 100, 300, 120]), box_to_polygon([305, 101, 480, 121])
+    polygons, rows, members = join_line_pieces([first, second], [[0, 1]], detections=[0, 1])
+    assert rows == [[0]] and members == [[0, 1]]
+    assert np.allclose(polygon_to_box(polygons[0]), [100, 100, 480, 121])
+    assert join_line_pieces([first, second], [[0, 1]], detections=[0, 0])[2] == [[0], [1]]  # cut from one run
+    assert join_line_pieces([first, second], [[0, 1]], [0, 1], column_rules=[(302, 90, 130)])[2] == [[0], [1]]
+    assert join_line_pieces([first, second], [[0, 1]], [0, 1], keep_apart=[1])[2] == [[0], [1]]
+    price = box_to_polygon([400, 100, 480, 120])
+    assert join_line_pieces([box_to_polygon([100, 100, 300, 120]), price], [[0, 1]], [0, 1])[2] == [[0], [1]]
+    large = box_to_polygon([305, 95, 480, 135])
+    assert join_line_pieces([first, large], [[0, 1]], [0, 1])[2] == [[0], [1]]
+    angle = math.radians(3)
+    turn = lambda x, y: [x * math.cos(angle) - y * math.sin(angle), x * math.sin(angle) + y * math.cos(angle)]
+    skewed = [[turn(x, y) for x, y in polygon] for polygon in (first, second)]
+    joined, _, members = join_line_pieces(skewed, [[0, 1]], [0, 1])
+    assert members == [[0, 1]]
+    assert np.allclose(joined[0], [turn(100, 100), turn(480, 100), turn(480, 121), turn(100, 121)], atol=1e-6)
 
 
 def test_columns_are_found_when_a_detection_joins_two_of_their_lines():
