@@ -14,7 +14,9 @@ Reading order (`reading_order`): the lines' positions are turned upright by the 
 the detected lines). Printed rules across the page's text (`horizontal_rules`) cut it first into sections read top
 to bottom (a newspaper's feuilleton is read after the columns above its rule). Each section is cut recursively
 (XY-cut): a printed rule between two columns of text (`vertical_rules`) or a wide vertical gap between them splits
-the page into columns, read left to right; otherwise horizontal gaps split it into bands read top to bottom; what one
+the page into columns, read left to right (a box of lines narrower than a column, such as a masthead's ear beside the
+title, is a column of its own where its lines stand beside none of the other side's: `_side_box`); otherwise
+horizontal gaps split it into bands read top to bottom; what one
 band holds side by side (an item and its price, a label and its value) is one output line, its runs joined by a
 space, left to right. Where the detector joined lines of two justified columns across a newspaper's narrow gutter,
 the gutter is still found (`JOINED_LINES_SHARE`) and `split_at_columns` cuts those lines there before they are read.
@@ -63,6 +65,24 @@ COLUMN_MIN_LINES = 3
 """... and holds at least this many lines ..."""
 COLUMN_MIN_LINE_HEIGHTS = 6
 """... whose median is at least this many line heights long (prices beside items are not a column of text)."""
+SIDE_BOX_MIN_LINES = 6
+"""A gap whose sides are not two columns so (under `COLUMN_MIN_SHARE` or `COLUMN_MIN_LINE_HEIGHTS`) still splits
+columns where one side is a box of lines of its own (`_side_box`), set beside what the rest of the region holds (a
+newspaper masthead's ears, each beside the title: the 1868 NZZ front page's boxes of 14 and 15 lines were read joined
+line by line across the title). The box holds at least this many lines (at 4, a form's label and value fields stacked
+three deep beside its title were cut apart: development forms 12.73% -> 12.84%) ..."""
+SIDE_BOX_MAX_LEADING = 0.5
+"""... set one below the other, the blank between them (their median) at most this share of their height (a receipt's
+prices printed a line apart, between the lines of their items, are not a box), nor do they overlap by more (a logo's
+or a letterhead's scattered pieces) ..."""
+SIDE_BOX_SHARED_ROWS = 0.25
+"""... one to a printed line: at most this share of them beside another of the box on one line (`_row_partner`; a
+signature's or a stamp's pieces lie side by side) ..."""
+SIDE_BOX_MIN_LENGTH = 3
+"""... of lines at least this many times as long as they are high, by their median (words, not specks) ..."""
+SIDE_BOX_PAIRED_SHARE = 0.25
+"""... of which at most this share stand on one printed line with a run of the other side (`_row_partner`): a
+receipt's prices each stand beside their item and stay with it."""
 COLUMN_BRIDGE_SHARE = 0.05
 """... where up to this share of the region's lines (at least one) may cross the gap, each with lines of both
 columns above and below it: a detection that joined two columns' lines (it goes to the side of its middle); not a
@@ -409,7 +429,8 @@ def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: floa
     left, right = selected[:, 0].min(), selected[:, 2].max()
     allowed = max(1, int(COLUMN_BRIDGE_SHARE * len(indices)))
     best = None
-    for start, end in _gaps(selected[:, 0], selected[:, 2], max(allowed, int(JOINED_LINES_SHARE * column_lines))):
+    gaps = _gaps(selected[:, 0], selected[:, 2], max(allowed, int(JOINED_LINES_SHARE * column_lines)))
+    for start, end in dict.fromkeys(gaps + _gaps(selected[:, 0], selected[:, 2])):  # and the empty ones, for side boxes
         if end - start < COLUMN_GAP_HEIGHTS * line_height:
             continue
         cut = (start + end) / 2
@@ -417,10 +438,11 @@ def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: floa
         if min(len(left_side), len(right_side)) < COLUMN_MIN_LINES:
             continue
         spans = (left_side[:, 2].max() - left_side[:, 0].min(), right_side[:, 2].max() - right_side[:, 0].min())
-        if min(spans) < COLUMN_MIN_SHARE * (right - left):
-            continue
         lengths = (np.median(left_side[:, 2] - left_side[:, 0]), np.median(right_side[:, 2] - right_side[:, 0]))
-        if min(lengths) < COLUMN_MIN_LINE_HEIGHTS * line_height:
+        narrow = [span < COLUMN_MIN_SHARE * (right - left) or length < COLUMN_MIN_LINE_HEIGHTS * line_height
+                  for span, length in zip(spans, lengths)]
+        if any(narrow) and not (narrow[0] and _side_box(left_side, right_side)
+                                or narrow[1] and _side_box(right_side, left_side)):
             continue
         crossing = selected[(selected[:, 0] < cut) & (selected[:, 2] > cut)]
         among = sum(_among(box, left_side) and _among(box, right_side) for box in crossing)
@@ -432,6 +454,36 @@ def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: floa
         if best is None or end - start > best[1]:
             best = (cut, end - start)
     return None if best is None else best[0]
+
+
+def _row_partner(box: np.ndarray, others: np.ndarray) -> bool:
+    """Whether the nearest of `others` beside `box` on its printed line (overlapping it vertically by `ROW_OVERLAP` of
+    the smaller height) is of a like height (`JOINED_PIECES_MIN_HEIGHT_RATIO`): a price beside its item, not a title
+    beside a masthead's ear (a third box between them hides the other ear's lines)."""
+    height, heights = box[3] - box[1], others[:, 3] - others[:, 1]
+    overlap = np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1])
+    beside = overlap >= ROW_OVERLAP * np.minimum(height, heights)
+    if not beside.any():
+        return False
+    distance = np.maximum(others[:, 0] - box[2], box[0] - others[:, 2])
+    nearest = int(np.argmin(np.where(beside, distance, np.inf)))
+    return bool(min(height, heights[nearest]) >= JOINED_PIECES_MIN_HEIGHT_RATIO * max(height, heights[nearest]))
+
+
+def _side_box(side: np.ndarray, other: np.ndarray) -> bool:
+    """Whether the lines `side` (boxes) are a box of lines of their own beside `other`'s (`SIDE_BOX_MIN_LINES`,
+    `SIDE_BOX_MAX_LEADING`, `SIDE_BOX_SHARED_ROWS`, `SIDE_BOX_MIN_LENGTH`, `SIDE_BOX_PAIRED_SHARE`), though narrower
+    than a column of text."""
+    if len(side) < SIDE_BOX_MIN_LINES:
+        return False
+    heights = side[:, 3] - side[:, 1]
+    stacked = side[np.argsort(side[:, 1])]
+    leading = np.median(stacked[1:, 1] - stacked[:-1, 3]) / np.median(heights)  # negative: they overlap
+    shared = sum(_row_partner(box, np.delete(side, index, axis=0)) for index, box in enumerate(side))
+    paired = sum(_row_partner(box, other) for box in side)
+    return (-SIDE_BOX_MAX_LEADING <= leading <= SIDE_BOX_MAX_LEADING and shared <= SIDE_BOX_SHARED_ROWS * len(side)
+            and np.median((side[:, 2] - side[:, 0]) / heights) >= SIDE_BOX_MIN_LENGTH
+            and paired <= SIDE_BOX_PAIRED_SHARE * len(side))
 
 
 def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:

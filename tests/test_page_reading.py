@@ -139,6 +139,39 @@ def test_reading_order_reads_columns_then_lines_and_joins_a_rows_runs():
     assert rows == [[2 * index, 2 * index + 1] for index in range(10)]  # item and price on one line
 
 
+def masthead(ear_lines: int = 6) -> tuple[list, list[int], list[int], list[int]]:
+    """A newspaper's masthead: a box of `ear_lines` short lines of small print at each side, and between them the
+    issue's number, the title set more than three times as high, the dateline and the imprint, each higher than the
+    ears' print; the ears' lines level with each other. The polygons and the indices of the left ear, the middle and
+    the right ear."""
+    left = [box_to_polygon([20, 20 + 22 * row, 110, 38 + 22 * row]) for row in range(ear_lines)]
+    middle = [box_to_polygon(box) for box in ([300, 10, 560, 40], [160, 45, 700, 110], [170, 115, 690, 150],
+                                              [250, 155, 610, 185])]
+    right = [box_to_polygon([760, 20 + 22 * row, 850, 38 + 22 * row]) for row in range(ear_lines)]
+    return (left + middle + right, list(range(ear_lines)), list(range(ear_lines, ear_lines + 4)),
+            list(range(ear_lines + 4, 2 * ear_lines + 4)))
+
+
+def test_a_mastheads_ears_are_read_as_boxes_of_their_own_not_across_the_title():
+    """The ears' lines stand level with each other, but the title stands between them: each ear is read as a column
+    of its own (left ear, title, right ear), not its lines joined with the other ear's across the title. Three lines
+    are no box: read row by row, as before."""
+    polygons, left, middle, right = masthead()
+    rows = reading_order(polygons)
+    assert rows == [[index] for index in left + middle + right]
+    polygons, left, middle, right = masthead(ear_lines=3)
+    assert any(set(row) & set(left) and set(row) & set(right) for row in reading_order(polygons))
+
+
+def test_a_receipts_prices_stay_with_their_items():
+    """Prices beside their items, and prices printed a line apart between their items' lines, are not a box of
+    lines of their own: each price is read on its line, in the order of the page."""
+    beside = [box_to_polygon(box) for y in range(0, 300, 30) for box in ([10, y, 200, y + 20], [320, y, 380, y + 20])]
+    assert reading_order(beside) == [[2 * index, 2 * index + 1] for index in range(10)]
+    between = [box_to_polygon(box) for y in range(0, 600, 60) for box in ([10, y, 150, y + 20], [320, y + 30, 380, y + 50])]
+    assert reading_order(between) == [[index] for index in range(20)]
+
+
 def test_lines_one_above_the_other_are_two_rows_however_much_their_boxes_overlap():
     """A photographed receipt: its detected lines are tall for their spacing (perspective, a curved page), so that
     neighbours overlap vertically by more than half their height; one lies above the other, not beside it, so each is
