@@ -167,7 +167,8 @@ MIN_CHARACTER_CONFIDENCE = 0.4
 """A detected run read with a mean character confidence (`character_confidence`) under this is left out: signatures,
 stamps, logos and rules read as a few unlikely characters. Chosen on the real development pages with the sixth
 `crnn-lines` (page CER of all 85: 15.64% with none, 14.99% at 0.3, 14.88% at 0.4, 15.08% at 0.5, 17.36% at 0.7; book
-pages 5.02% -> 4.18%, forms 15.62% -> 14.36%)."""
+pages 5.02% -> 4.18%, forms 15.62% -> 14.36%); checked again with the fourteenth, before `_side_box` (2026-12-01):
+8.52% at 0.3, 8.48% at 0.4, 8.70% at 0.5 (receipts 7.98%, 8.17%, 8.86%; book pages 2.39%, 2.23%, 2.18%)."""
 STACKED_MIN_HEIGHTS = 1.6
 """A detected run at least this many times as high as the page's median run may hold two printed lines the detector
 took together (closely set lines at a column's foot, a heading and the line under it; on a small dark scan most of

@@ -168,7 +168,8 @@ def test_a_receipts_prices_stay_with_their_items():
     lines of their own: each price is read on its line, in the order of the page."""
     beside = [box_to_polygon(box) for y in range(0, 300, 30) for box in ([10, y, 200, y + 20], [320, y, 380, y + 20])]
     assert reading_order(beside) == [[2 * index, 2 * index + 1] for index in range(10)]
-    between = [box_to_polygon(box) for y in range(0, 600, 60) for box in ([10, y, 150, y + 20], [320, y + 30, 380, y + 50])]
+    between = [box_to_polygon(box) for y in range(0, 600, 60)
+               for box in ([10, y, 150, y + 20], [320, y + 30, 380, y + 50])]
     assert reading_order(between) == [[index] for index in range(20)]
 
 
