@@ -40,6 +40,7 @@ from PIL import Image
 from .document_pages import document_page_count, is_pdf, iter_document_pages
 from .image_processing_line_detection import (
     CORE_INSET_RATIO,
+    box_to_polygon,
     DETECTION_THRESHOLD,
     Polygon,
     page_has_light_text,
@@ -210,6 +211,40 @@ PAGE_NUMBER_DASH = "—"
 """How a page number's dashes are written (`— 170 —`, as the Deutsches Textarchiv transcribes them): the number is read
 alone, between them (a line reader reads a short dash set two heights from the figures as `-`, `*` or nothing)."""
 
+MISSED_MARK_MIN_HEIGHT = 0.4
+"""Ink the detector left out, within the height of a run on its printed line (`missed_marks`: a receipt's lone
+quantity `1` far left of its price; the detector, which learned lines of words, gives a single narrow glyph a core too
+faint to keep) is read as a run of its own where its marks, joined across gaps of `MISSED_MARK_GAP` of that run's
+height, are at least this share of its height high ..."""
+MISSED_MARK_GAP = 0.5
+MISSED_MARK_MAX_LENGTH = 4.0
+"""... at most this many of its heights long (a longer stretch of print left out is the detector's choice: a rule, a
+logo, a signature) ..."""
+MISSED_MARK_MIN_INK = 0.03
+"""... hold at least this share of its height squared in ink pixels (not specks) ..."""
+MISSED_MARK_CONTEXT_HEIGHTS = 3.0
+"""... and lie between the ends of the print within this many of its heights above and below it (runs there begin
+left of it and end right of it: a receipt's column of quantities under its heading), not in a margin (a scan's
+edge, specks beside a newspaper's outer column)."""
+VERTICAL_MIN_GLYPHS = 3
+"""A line printed up or down the page (a form's filing number along its margin, a preprint's identifier beside its
+first page) is found by the detector, which finds lines across the page, a glyph or two at a time: a stack of at least
+this many runs (`glyph_stacks`) ..."""
+VERTICAL_GLYPH_MAX_ASPECT = 2.5
+"""... each at most this many times as long as it is high (a glyph lying on its side, with the reach the detector's
+boxes give their ends) ..."""
+VERTICAL_GLYPH_ALIKE = 0.6
+"""... of like lengths, overlapping along them by at least this share of the shorter (the shorter at least this share
+of the longer) ..."""
+VERTICAL_GLYPH_GAP = 0.5
+"""... one below the other, at most this share of their mean length of paper between two (a word's glyphs) ..."""
+VERTICAL_MIN_LENGTH = 3.0
+"""... the stack at least this many times as high as it is wide; it is read turned both ways (`vertical_lines`) ..."""
+VERTICAL_CONFIDENCE_MARGIN = 0.1
+"""... and taken for a line where one way reads it with a character confidence at least this much higher than its
+runs read as they lie (their mean), and at least `min_character_confidence`: a table's column of short figures, a
+stack of runs too, reads better as it lies."""
+
 
 def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int], list[int]]:
     """The detected runs, each short run (`PAGE_NUMBER_MAX_HEIGHTS`) with a dash on both sides (`DASH_*`; ink inside
@@ -275,13 +310,16 @@ def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list
 @dataclass
 class PageLine:
     """One output line of a page: its text, confidence (the product of its runs' confidences), the detector's score,
-    its box (`[x0, y0, x1, y1]`, page pixels) and the polygons of the runs it joins."""
+    its box (`[x0, y0, x1, y1]`, page pixels), the polygons of the runs it joins (each's corners from the top left of
+    its text, clockwise) and the angle its text runs at on the page as read (degrees counter-clockwise: 0 across
+    the page, 90 up it, 270 down it: `vertical_lines`)."""
 
     text: str
     confidence: float
     score: float
     box: list[float]
     polygons: list[Polygon] = field(default_factory=list)
+    angle: int = 0
 
 
 @dataclass
@@ -301,7 +339,7 @@ class PageReading:
     def to_dict(self) -> dict:
         """The page as JSON-ready data: coordinates to a tenth of a pixel, confidences and scores to 4 places."""
         lines = [{"text": line.text, "confidence": round(line.confidence, 4), "score": round(line.score, 4),
-                  "box": [round(value, 1) for value in line.box],
+                  "angle": line.angle, "box": [round(value, 1) for value in line.box],
                   "polygons": [[[round(x, 1), round(y, 1)] for x, y in polygon] for polygon in line.polygons]}
                  for line in self.lines]
         return {"width": self.width, "height": self.height, "rotation": self.rotation, "text": self.text, "lines": lines}
@@ -309,14 +347,20 @@ class PageReading:
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
 
+    def text_angle(self, line: PageLine) -> int:
+        """The angle `line`'s text runs at in the image as given (degrees counter-clockwise, as hOCR's `textangle`):
+        its own on the page as read, less the page's turn."""
+        return (line.angle - self.rotation) % 360
+
     def to_hocr(self, title: str = "page") -> str:
         """The page as hOCR (the HTML microformat of Tesseract and ocrmypdf): an `ocr_page` holding one `ocr_line`
         per line, each with its `bbox` and confidence (`x_wconf`, in percent), and the angle its text lies at in the
-        image (`textangle`, counter-clockwise) where the page was read turned."""
+        image (`textangle`, counter-clockwise: `text_angle`) where it does not run across the image."""
         lines = []
-        angle = f"; textangle {(360 - self.rotation) % 360}" if self.rotation else ""  # the text's, in the image
         for index, line in enumerate(self.lines, start=1):
             x0, y0, x1, y1 = (round(value) for value in line.box)
+            angle = self.text_angle(line)
+            angle = f"; textangle {angle}" if angle else ""
             lines.append(f"   <span class='ocr_line' id='line_1_{index}' title='bbox {x0} {y0} {x1} {y1}{angle}; "
                          f"x_wconf {round(100 * line.confidence)}'>{html.escape(line.text)}</span>")
         body = "\n".join(lines)
@@ -1191,6 +1235,133 @@ def read_line_image(image: Image.Image, recognizer, batch_size: int = 32, decodi
     return PageReading(width=width, height=height, lines=lines)
 
 
+def missed_marks(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int]]:
+    """Runs for the ink the detector left out on the printed lines of its runs (`MISSED_MARK_MIN_HEIGHT`), each
+    with the run on its line it lies nearest to: the page's ink outside every run's box, in marks (8-connected) lying
+    within a run's height, joined along the line, each group boxed at that run's height, reaching a quarter of it
+    beyond the ink at each end as the detector's boxes do. Ink within `MISSED_MARK_GAP` of that height from a run on
+    its level is that run's own print, which its box cut short (the run reads it or not)."""
+    from scipy import ndimage
+
+    boxes = np.asarray([polygon_to_box(polygon) for polygon in polygons], dtype=np.float64).reshape(-1, 4)
+    if not len(boxes):
+        return [], []
+    ink = _page_ink(grey)
+    covered = np.zeros_like(ink)
+    for x0, y0, x1, y1 in boxes:
+        covered[max(int(y0), 0):max(math.ceil(y1), 0), max(int(x0), 0):max(math.ceil(x1), 0)] = True
+    labels, _ = ndimage.label(ink & ~covered, structure=np.ones((3, 3)))
+    heights = boxes[:, 3] - boxes[:, 1]
+    marks: dict[int, list[tuple[int, int, int, int, int]]] = {}
+    for label, found in enumerate(ndimage.find_objects(labels), start=1):
+        y0, y1, x0, x1 = found[0].start, found[0].stop, found[1].start, found[1].stop
+        within = np.flatnonzero((boxes[:, 1] <= y0) & (boxes[:, 3] >= y1))
+        if not len(within):
+            continue
+        distance = np.maximum(boxes[within, 0] - x1, x0 - boxes[within, 2])
+        partner = int(within[np.argmin(distance)])
+        marks.setdefault(partner, []).append((x0, y0, x1, y1, int((labels[found] == label).sum())))
+    added, partners = [], []
+    for partner, found in marks.items():
+        height = heights[partner]
+        groups: list[list] = []
+        for mark in sorted(found):
+            if groups and mark[0] - groups[-1][2] <= MISSED_MARK_GAP * height:
+                group = groups[-1]
+                groups[-1] = [group[0], min(group[1], mark[1]), max(group[2], mark[2]), max(group[3], mark[3]),
+                              group[4] + mark[4]]
+            else:
+                groups.append(list(mark))
+        for x0, y0, x1, y1, pixels in groups:
+            level = (np.minimum(boxes[:, 3], y1) - np.maximum(boxes[:, 1], y0)) > 0
+            beside = np.maximum(boxes[level, 0] - x1, x0 - boxes[level, 2]).min()
+            middle = (y0 + y1) / 2
+            around = np.abs((boxes[:, 1] + boxes[:, 3]) / 2 - middle) <= MISSED_MARK_CONTEXT_HEIGHTS * height
+            if (y1 - y0 >= MISSED_MARK_MIN_HEIGHT * height and x1 - x0 <= MISSED_MARK_MAX_LENGTH * height
+                    and pixels >= MISSED_MARK_MIN_INK * height**2 and beside > MISSED_MARK_GAP * height
+                    and boxes[around, 0].min() < x0 and boxes[around, 2].max() > x1):
+                reach = CORE_INSET_RATIO * height
+                added.append(box_to_polygon([max(x0 - reach, 0.0), boxes[partner, 1],
+                                             min(x1 + reach, float(grey.shape[1])), boxes[partner, 3]]))
+                partners.append(partner)
+    return added, partners
+
+
+def glyph_stacks(polygons: Sequence[Polygon]) -> list[list[int]]:
+    """The runs that may be the glyphs of lines printed up or down the page: stacks, top to bottom, of at least
+    `VERTICAL_MIN_GLYPHS` short runs (`VERTICAL_GLYPH_MAX_ASPECT`) of like length, one below the other with little
+    paper between (`VERTICAL_GLYPH_ALIKE`, `VERTICAL_GLYPH_GAP`), at least `VERTICAL_MIN_LENGTH` times as high as
+    wide. Each run is in one stack at most."""
+    boxes = np.asarray([polygon_to_box(polygon) for polygon in polygons], dtype=np.float64).reshape(-1, 4)
+    lengths, heights = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    glyphs = [index for index in np.argsort(boxes[:, 1], kind="stable")
+              if lengths[index] <= VERTICAL_GLYPH_MAX_ASPECT * heights[index]]
+    stacks: list[list[int]] = []
+    for index in glyphs:
+        best, best_gap = None, math.inf
+        for stack in stacks:
+            last = stack[-1]
+            shorter, longer = sorted((lengths[index], lengths[last]))
+            overlap = min(boxes[index, 2], boxes[last, 2]) - max(boxes[index, 0], boxes[last, 0])
+            gap = boxes[index, 1] - boxes[last, 3]
+            below = boxes[index, 1] + boxes[index, 3] > boxes[last, 1] + boxes[last, 3]
+            if (below and shorter >= VERTICAL_GLYPH_ALIKE * longer and overlap >= VERTICAL_GLYPH_ALIKE * shorter
+                    and gap <= VERTICAL_GLYPH_GAP * (shorter + longer) / 2 and gap < best_gap):
+                best, best_gap = stack, gap
+        if best is None:
+            stacks.append([int(index)])
+        else:
+            best.append(int(index))
+    found = []
+    for stack in stacks:
+        width = float(np.median(lengths[stack]))
+        if (len(stack) >= VERTICAL_MIN_GLYPHS
+                and boxes[stack, 3].max() - boxes[stack, 1].min() >= VERTICAL_MIN_LENGTH * width):
+            found.append(stack)
+    return found
+
+
+def vertical_lines(page: Image.Image, polygons: Sequence[Polygon], scores: Sequence[float], recognizer,
+                   paper=None, min_character_confidence: float = MIN_CHARACTER_CONFIDENCE,
+                   **reading_options) -> list[tuple[PageLine, list[int]]]:
+    """The lines printed up or down the page (`glyph_stacks`), read, each with the runs it is read from: each stack's
+    box is read turned both ways, and kept, in the way read more confidently, where that reads it better than its runs
+    as they lie (`VERTICAL_CONFIDENCE_MARGIN`). `reading_options` go to `iter_recognize` (decoding, num_beams,
+    old_umlauts)."""
+    stacks = glyph_stacks(polygons)
+    if not stacks:
+        return []
+    paper = paper_colour(page) if paper is None else paper
+    crops, ways = [], []
+    for stack in stacks:
+        x0, y0, x1, y1 = np.asarray([polygon_to_box(polygons[index]) for index in stack]).T
+        x0, y0, x1, y1 = float(x0.min()), float(y0.min()), float(x1.max()), float(y1.max())
+        down = [[x1, y0], [x1, y1], [x0, y1], [x0, y0]]  # its glyphs' tops to the right: read top to bottom
+        up = [[x0, y1], [x0, y0], [x1, y0], [x1, y1]]
+        ways.append([(270, down), (90, up)])
+        crops += [crop_line(page, down, paper), crop_line(page, up, paper)]
+        crops += [crop_line(page, polygons[index], paper) for index in stack]
+    model, processor = recognizer
+    read = {index: reading for index, reading, _ in iter_recognize(
+        model, processor, crops, progress=False, output_confidences=True, warn_of_sizes=False, **reading_options)}
+    readings = [read[index] for index in range(len(crops))]
+    lines, start = [], 0
+    for stack, both in zip(stacks, ways):
+        turned_readings = readings[start:start + 2]
+        as_they_lie = float(np.mean([character_confidence(reading)
+                                     for reading in readings[start + 2:start + 2 + len(stack)]]))
+        start += 2 + len(stack)
+        way = max(range(2), key=lambda option: character_confidence(turned_readings[option]))
+        reading, confidence = turned_readings[way], character_confidence(turned_readings[way])
+        if confidence < max(min_character_confidence, as_they_lie + VERTICAL_CONFIDENCE_MARGIN):
+            continue
+        angle, polygon = both[way]
+        lines.append((PageLine(text=reading.text, confidence=reading.confidence,
+                              score=float(np.mean([scores[index] for index in stack])),
+                              box=polygon_to_box(polygon), polygons=[polygon], angle=angle), stack))
+    return lines
+
+
 def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str | None = None,
               threshold: float = DETECTION_THRESHOLD, min_character_confidence: float = MIN_CHARACTER_CONFIDENCE,
               num_beams: int | None = None, old_umlauts: bool = False, auto_rotate: bool = True) -> PageReading:
@@ -1233,6 +1404,9 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     kept = distinct_lines(grey, found["boxes"])
     polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
     detected_scores = [score for score, keep in zip(found["scores"], kept) if keep]
+    paper = paper_colour(page)
+    vertical = vertical_lines(page, polygons, detected_scores, recognizer, paper, min_character_confidence,
+                              decoding=decoding, num_beams=num_beams, old_umlauts=old_umlauts)
     polygons, detections = split_stacked_lines(grey, polygons)  # the detected run each polygon is (a piece of)
     rules_between_columns = vertical_rules(grey, polygons)
     polygons, sources = split_at_column_rules(polygons, rules_between_columns)
@@ -1255,7 +1429,25 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     scores = [float(np.mean([detected_scores[detections[member]] for member in group])) for group in members]
     page_numbers = [index for index, group in enumerate(members) if group[0] in page_numbers]
     sources = [sources[group[0]] for group in members]
-    paper = paper_colour(page)
+    # a line up or down the page is read from its box, after the output line its first glyph run comes in
+    glyphs = {index for index, group in enumerate(members)
+              if any(all(detections[member] in stack for member in group) for _, stack in vertical)}
+    placed: dict[int, list[PageLine]] = {}
+    for line, stack in vertical:
+        first = next((position for position, row in enumerate(rows)
+                      if any(detections[member] in stack for index in row for member in members[index])), len(rows) - 1)
+        placed.setdefault(first, []).append(line)
+    # ink the detector left out on a line is read with the line, in its place along it; the reading order is the runs'
+    marks, partners = missed_marks(grey, polygons)
+    for mark, partner in zip(marks, partners):
+        row = next((row for row in rows if partner in row), None)
+        if row is None:
+            continue
+        start = polygon_to_box(mark)[0]
+        row.insert(sum(polygon_to_box(polygons[index])[0] < start for index in row), len(polygons))
+        polygons.append(mark)
+        scores.append(scores[partner])
+        sources.append(sources[partner])
     crops = [crop_line(page, numbered[source] if index in page_numbers else polygon, paper)
              for index, (polygon, source) in enumerate(zip(polygons, sources))]
     readings: dict[int, LineReading] = {}
@@ -1268,21 +1460,22 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
         if old_umlauts:
             readings = dict(zip(readings, write_page_umlauts_alike(list(readings.values()))))
     lines = []
-    for row in rows:
-        row = [index for index in row if readings[index].text and (
+    for position, row in enumerate(rows):
+        row = [index for index in row if index not in glyphs and readings[index].text and (
             index in page_numbers or character_confidence(readings[index]) >= min_character_confidence)]
         texts = [f"{PAGE_NUMBER_DASH} {readings[index].text} {PAGE_NUMBER_DASH}" if index in page_numbers
                  else readings[index].text for index in row]
-        if not texts:
-            continue
-        boxes = np.asarray([polygon_to_box(polygons[index]) for index in row])
-        lines.append(PageLine(
-            text=" ".join(texts),
-            confidence=float(np.prod([readings[index].confidence for index in row])),
-            score=float(np.mean([scores[index] for index in row])),
-            box=[float(boxes[:, 0].min()), float(boxes[:, 1].min()), float(boxes[:, 2].max()), float(boxes[:, 3].max())],
-            polygons=[polygons[index] for index in row],
-        ))
+        if texts:
+            boxes = np.asarray([polygon_to_box(polygons[index]) for index in row])
+            lines.append(PageLine(
+                text=" ".join(texts),
+                confidence=float(np.prod([readings[index].confidence for index in row])),
+                score=float(np.mean([scores[index] for index in row])),
+                box=[float(boxes[:, 0].min()), float(boxes[:, 1].min()), float(boxes[:, 2].max()),
+                     float(boxes[:, 3].max())],
+                polygons=[polygons[index] for index in row],
+            ))
+        lines += placed.get(position, [])  # after what its first glyph stands beside
     if rotation:
         for line in lines:
             line.polygons = [[list(point_before_turn(x, y, rotation, given.width, given.height)) for x, y in polygon]

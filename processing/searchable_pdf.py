@@ -148,11 +148,10 @@ def write_searchable_pdf(pages: Iterable[tuple[Image.Image, PageReading]], path)
             placed = _page_image_object(pdfium, document, image)
             placed.set_matrix(pdfium.PdfMatrix().scale(width, height))
             page.insert_obj(placed)
-            angle = (360 - reading.rotation) % 360  # the lines' direction in the image, as hOCR's textangle
             for line in reading.lines:
                 if not line.text.strip():
                     continue
-                matrix, size = _line_matrix(line.box, angle, len(line.text), scale, height)
+                matrix, size = _line_matrix(line.box, reading.text_angle(line), len(line.text), scale, height)
                 text = pdfium_c.FPDFPageObj_CreateTextObj(document, font, size)
                 encoded = ctypes.create_string_buffer((line.text + "\0").encode("utf-16-le"))
                 pdfium_c.FPDFText_SetText(text, ctypes.cast(encoded, ctypes.POINTER(pdfium_c.FPDF_WCHAR)))

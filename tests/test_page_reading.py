@@ -719,6 +719,134 @@ def test_a_page_reads_each_of_two_lines_the_detector_took_together():
     assert reading.text.splitlines() == STACKED_TEXTS
 
 
+MARGIN_TEXTS = ["The committee met on Tuesday", "and agreed to the budget", "for the coming year in full.",
+                "Minutes were taken by the clerk", "and signed by the chair."]
+
+
+def margin_number_page(angle: int) -> Image.Image:
+    """Five lines of print and a filing number printed along the right margin, turned `angle` degrees
+    counter-clockwise (270: read top to bottom, as the Bates numbers of scanned forms; 90: bottom to top), its first
+    glyph beside the fourth line (270) or below the fifth (90)."""
+    page = Image.new("L", (760, 560), 240)
+    draw = ImageDraw.Draw(page)
+    for row, text in enumerate(MARGIN_TEXTS):
+        draw.text((40, 60 + 44 * row), text, fill=20, font_size=28)
+    label = Image.new("L", (200, 36), 240)
+    ImageDraw.Draw(label).text((6, 4), "82253362", fill=20, font_size=24)
+    page.paste(label.rotate(angle, expand=True), (690, 200))
+    return page
+
+
+def test_a_number_printed_down_or_up_the_margin_is_read_as_one_line():
+    """The detector finds lines across the page, and a number printed down a form's margin a glyph at a time (the
+    Bates number on 17 of the 20 development forms read as `OO`, `N`, `ON`, `C`): the stack of glyph runs is read
+    turned, whichever way reads it, as one line with its angle (JSON, hOCR's textangle), placed after the line
+    its first glyph stands beside; the lines across the page read as before."""
+    from textrec.processing.inference import load_recognizer
+    from textrec.processing.page_reading import glyph_stacks, load_line_detector, read_page, run_detector
+
+    recognizer, detector = load_recognizer("crnn-lines"), load_line_detector("line-detector")
+    for angle, expected in ((270, [*MARGIN_TEXTS[:4], "82253362", MARGIN_TEXTS[4]]), (90, [*MARGIN_TEXTS, "82253362"])):
+        page = margin_number_page(angle)
+        assert len(glyph_stacks(run_detector(detector, page)["polygons"])) == 1
+        reading = read_page(page, recognizer, detector)
+        assert reading.text.splitlines() == expected
+        number = reading.lines[expected.index("82253362")]
+        assert number.angle == angle and reading.text_angle(number) == angle
+        x0, y0, x1, y1 = number.box
+        assert 680 < x0 < x1 < 730 and y1 - y0 > 100
+        assert f"textangle {angle}" in reading.to_hocr()
+        assert json.loads(reading.to_json())["lines"][expected.index("82253362")]["angle"] == angle
+        assert all(line.angle == 0 for line in reading.lines if line is not number)
+        turned_reading = PageReading(reading.width, reading.height, reading.lines, rotation=90)
+        assert turned_reading.text_angle(number) == (angle - 90) % 360  # in the image as given, turned
+
+
+def test_a_column_of_figures_is_read_as_it_lies_not_as_a_line_down_the_page():
+    """A receipt's column of prices is a stack of short runs too (`glyph_stacks` finds it): read as they lie, its
+    figures read better than the stack turned, and stay on their items' lines."""
+    from textrec.processing.inference import load_recognizer
+    from textrec.processing.page_reading import glyph_stacks, load_line_detector, read_page, run_detector
+
+    recognizer, detector = load_recognizer("crnn-lines"), load_line_detector("line-detector")
+    figures = ["12", "30", "15", "26", "48", "31", "70"]
+    page = Image.new("L", (600, 420), 240)
+    draw = ImageDraw.Draw(page)
+    for row, figure in enumerate(figures):
+        draw.text((40, 40 + 30 * row), f"Item number {row + 1}", fill=20, font_size=26)
+        draw.text((480, 40 + 30 * row), figure, fill=20, font_size=26)
+    assert glyph_stacks(run_detector(detector, page)["polygons"])
+    reading = read_page(page, recognizer, detector)
+    assert [line.text.split()[-1] for line in reading.lines] == figures
+    assert all(line.angle == 0 for line in reading.lines)
+
+
+def test_only_stacks_of_short_runs_one_below_the_other_may_be_lines_down_the_page():
+    from textrec.processing.page_reading import glyph_stacks
+
+    glyphs = [box_to_polygon([700, 200 + 14 * row, 720, 214 + 14 * row]) for row in range(8)]
+    lines = [box_to_polygon([40, 60 + 44 * row, 440, 94 + 44 * row]) for row in range(5)]
+    assert glyph_stacks(lines + glyphs) == [list(range(5, 13))]
+    assert glyph_stacks(lines) == []
+    assert glyph_stacks(glyphs[:2]) == []  # too few: two glyphs, or a word's pieces
+    spaced = [box_to_polygon([700, 200 + 40 * row, 720, 214 + 40 * row]) for row in range(8)]
+    assert glyph_stacks(spaced) == []  # a line's height of paper between each: not one word's glyphs
+    astray = [box_to_polygon([700 + 30 * (row % 2), 200 + 14 * row, 720 + 30 * (row % 2), 214 + 14 * row])
+              for row in range(8)]
+    assert glyph_stacks(astray) == []  # not one above the other
+
+
+RECEIPT_ITEMS = [("Tilapia", "28.00"), ("White Rice", "5.00"), ("Herbal Tea", "3.00"), ("Vege Item", "16.00")]
+
+
+def receipt_page() -> tuple[Image.Image, list]:
+    """A receipt's items, each under a line of its quantity, `1`, far left of its price; the runs the released
+    detector gives of such a receipt (development page 0059): every line but the lone quantities."""
+    page = Image.new("L", (640, 400), 235)
+    draw = ImageDraw.Draw(page)
+    draw.text((40, 30), "Qty  Description", fill=25, font_size=24)
+    runs = [[35, 26, 217, 64]]
+    for row, (item, price) in enumerate(RECEIPT_ITEMS):
+        top = 80 + 70 * row
+        draw.text((80, top), "1", fill=25, font_size=24)
+        draw.text((400, top), f"D {price} SR", fill=25, font_size=24)
+        draw.text((40, top + 32), item, fill=25, font_size=24)
+        runs += [[394, top - 2, 524, top + 30], [34, top + 30, 170, top + 64]]
+    return page, [box_to_polygon(run) for run in runs]
+
+
+def test_a_receipts_lone_quantities_the_detector_left_out_are_read_on_their_lines():
+    """Ink the detector left out on a detected run's line (a lone `1` far left of its price) is read as a run of its
+    own, in its place along the line; what the runs' boxes cut off beside them, specks and ink in the margin are
+    not."""
+    from textrec.processing.inference import load_recognizer
+    from textrec.processing.page_reading import missed_marks, read_page
+
+    page, runs = receipt_page()
+
+    def detector(image):
+        return {"scores": [0.9] * len(runs), "boxes": [polygon_to_box(run) for run in runs], "polygons": runs}
+
+    reading = read_page(page, load_recognizer("crnn-lines"), detector, auto_rotate=False)
+    lines = reading.text.upper().splitlines()
+    assert lines[1::2] == [f"1 D {price} SR" for _, price in RECEIPT_ITEMS], lines
+    assert lines[2::2] == [item.upper() for item, _ in RECEIPT_ITEMS]
+
+    grey = np.asarray(page)
+    marks, partners = missed_marks(grey, runs)
+    assert len(marks) == len(RECEIPT_ITEMS) and partners == [1, 3, 5, 7]
+    for mark, (_, top, _, bottom) in zip(marks, [polygon_to_box(runs[partner]) for partner in partners]):
+        x0, y0, x1, y1 = polygon_to_box(mark)
+        assert x0 < 82 and 88 < x1 < 110 and (y0, y1) == (top, bottom)  # the `1`, at its line's height
+    marked = page.copy()
+    draw = ImageDraw.Draw(marked)
+    draw.ellipse([250, 90, 252, 92], fill=25)  # a speck on the first item's line
+    draw.text((600, 80), "7", fill=25, font_size=24)  # a mark in the margin, beyond every line's end
+    assert len(missed_marks(np.asarray(marked), runs)[0]) == len(RECEIPT_ITEMS)
+    cut_short = [*runs[:1], box_to_polygon([96, 78, 530, 110]), *runs[2:]]  # a run's box ending just beside the `1`
+    assert len(missed_marks(grey, cut_short)[0]) == len(RECEIPT_ITEMS) - 1
+
+
 def text_page() -> Image.Image:
     page = Image.new("L", (240, 160), 235)
     draw = ImageDraw.Draw(page)
