@@ -22,6 +22,10 @@ space, left to right. Where the detector joined lines of two justified columns a
 the gutter is still found (`JOINED_LINES_SHARE`) and `split_at_columns` cuts those lines there before they are read.
 Runs of one band side by side lie one beside the other, not above it (`ROW_SIDE_OVERLAP_HEIGHTS`), and the pieces of
 one printed line that the detector found a word space apart are read as one image (`join_line_pieces`).
+
+What the detector, which learned lines of words across a page, does not give as lines is read beside them without
+changing their order: a line printed up or down the margin, found a glyph at a time (`vertical_lines`), and ink it
+left out on a line, such as a receipt's lone quantity (`missed_marks`).
 """
 
 from __future__ import annotations
@@ -1367,12 +1371,14 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
               num_beams: int | None = None, old_umlauts: bool = False, auto_rotate: bool = True) -> PageReading:
     """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
     `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
-    faint ones (`distinct_lines`), cuts a run holding printed lines stacked one above the other between them
+    faint ones (`distinct_lines`), reads a stack of glyph runs as a line up or down the page where it reads so
+    (`vertical_lines`), cuts a run holding printed lines stacked one above the other between them
     (`split_stacked_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
     `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without
     one (`column_gutters`), finds the rules across the page (`horizontal_rules`), lengthens a page number boxed
     without its dashes over them, its number read alone and written between dashes (`flanking_dashes`), orders the
     lines (`reading_order`), joins the pieces of a line that the detector found apart into one run (`join_line_pieces`),
+    adds the ink it left out on a line as runs in their places along it (`missed_marks`),
     reads each with `recognizer` (the model and processor of `load_recognizer`), leaves out the runs read with a
     `character_confidence` under `min_character_confidence` (marks that are not text; 0 keeps every run; a page number
     between dashes is kept: the dashes say it is text) and joins the
