@@ -542,8 +542,14 @@ def test_runs_read_with_unlikely_characters_are_left_out_of_the_page(monkeypatch
     assert page_reading.character_confidence(readings[2]) == pytest.approx(0.3)
     assert page_reading.character_confidence(readings[3]) == 0.0
     searches = []
-    monkeypatch.setattr(page_reading, "iter_recognize", lambda model, processor, crops, **kwargs: (
-        searches.append(kwargs["num_beams"]) or ((index, reading, None) for index, reading in enumerate(readings))))
+
+    def recognize(model, processor, crops, **kwargs):
+        if len(crops) != len(readings):  # the doubtful runs read again narrowed: nothing more in them
+            return ((index, LineReading("", 1.0, []), None) for index in range(len(crops)))
+        searches.append(kwargs["num_beams"])
+        return ((index, reading, None) for index, reading in enumerate(readings))
+
+    monkeypatch.setattr(page_reading, "iter_recognize", recognize)
     boxes = [[10.0, 10.0, 300.0, 40.0], [320.0, 10.0, 400.0, 40.0], [20.0, 100.0, 200.0, 190.0], [20.0, 220, 60, 240]]
     detector = lambda page: {"scores": [0.9] * 4, "boxes": boxes, "polygons": [box_to_polygon(box) for box in boxes]}
     page = Image.new("L", (420, 260), 255)
@@ -559,6 +565,52 @@ def test_runs_read_with_unlikely_characters_are_left_out_of_the_page(monkeypatch
                                        auto_rotate=False)
     assert every_run.text == "The committee met on Tuesday at noon.\ngre"
     assert searches == [None, 1]  # the recognizer's own search unless told
+
+
+def test_a_run_read_doubtfully_is_read_again_narrowed(monkeypatch):
+    """A run read under the confidence floor is read again narrowed (`narrowed_line`: 0.6 of its width, softened), and
+    that reading is taken where it is confident (`NARROWED_MIN_CONFIDENCE`) and more so than the first; a run read
+    confidently is read once; a mark still read doubtfully is left out."""
+    from textrec.processing import page_reading
+    from textrec.processing.inference import LineReading
+
+    first = [LineReading("TOTAL", 0.95**5, []), LineReading("IS -DO", 0.35**6, []), LineReading("gre", 0.3**3, [])]
+    again = [LineReading("16.00", 0.98**5, []), LineReading("qe", 0.6**2, [])]
+    sizes = []
+
+    def recognize(model, processor, crops, **kwargs):
+        sizes.append([crop.size for crop in crops])
+        return ((index, reading, None) for index, reading in enumerate(first if len(sizes) == 1 else again))
+
+    monkeypatch.setattr(page_reading, "iter_recognize", recognize)
+    boxes = [[10.0, 10.0, 110.0, 40.0], [300.0, 10.0, 420.0, 40.0], [20.0, 100.0, 200.0, 190.0]]
+    detector = lambda page: {"scores": [0.9] * 3, "boxes": boxes, "polygons": [box_to_polygon(box) for box in boxes]}
+    page = Image.new("L", (440, 220), 255)
+    for x0, y0, x1, y1 in boxes:
+        ImageDraw.Draw(page).rectangle([x0 + 5, y0 + 5, x1 - 5, y1 - 5], fill=0)
+    reading = page_reading.read_page(page, (None, None), detector, auto_rotate=False)
+    assert reading.text == "TOTAL 16.00"
+    assert sizes == [[(100, 30), (120, 30), (180, 90)], [(72, 30), (108, 90)]]  # the doubtful two, narrowed
+
+
+def test_double_width_dot_print_reads_once_narrowed():
+    """What a receipt printer's double-width dots print (its totals), drawn by the data engine's dot printer, reads
+    wrong as printed and right narrowed."""
+    from textrec.processing.data.capture_effects import dot_matrix
+    from textrec.processing.inference import iter_recognize, load_recognizer
+    from textrec.processing.page_reading import NARROWED_MIN_CONFIDENCE, character_confidence, narrowed_line
+
+    lines, texts = [], ["TOTAL 16.00", "CASH 52.00", "CHANGE 0.00"]
+    for text in texts:
+        line = Image.new("L", (300, 48), 245)
+        ImageDraw.Draw(line).text((8, 6), text, fill=30, font_size=32)
+        lines.append(dot_matrix(line.resize((600, 48), Image.Resampling.BICUBIC), np.random.default_rng(0), 24))
+    model, processor = load_recognizer("crnn-lines")
+    read = {index: reading for index, reading, _ in iter_recognize(
+        model, processor, lines + [narrowed_line(line) for line in lines], progress=False, output_confidences=True)}
+    assert [read[index].text for index in range(3)] != texts
+    assert [read[index].text for index in range(3, 6)] == texts
+    assert all(character_confidence(read[index]) >= NARROWED_MIN_CONFIDENCE for index in range(3, 6))
 
 
 def test_a_page_on_its_side_or_upside_down_is_read_upright_and_boxed_where_it_lies():
