@@ -515,6 +515,11 @@ def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: floa
     return None if best is None else best[0]
 
 
+def _alike_heights(height: float, other: float) -> bool:
+    """Whether two runs are of like heights: the lower at least `JOINED_PIECES_MIN_HEIGHT_RATIO` of the taller."""
+    return bool(min(height, other) >= JOINED_PIECES_MIN_HEIGHT_RATIO * max(height, other))
+
+
 def _row_partner(box: np.ndarray, others: np.ndarray) -> bool:
     """Whether the nearest of `others` beside `box` on its printed line (overlapping it vertically by `ROW_OVERLAP` of
     the smaller height) is of a like height (`JOINED_PIECES_MIN_HEIGHT_RATIO`): a price beside its item, not a title
@@ -526,7 +531,7 @@ def _row_partner(box: np.ndarray, others: np.ndarray) -> bool:
         return False
     distance = np.maximum(others[:, 0] - box[2], box[0] - others[:, 2])
     nearest = int(np.argmin(np.where(beside, distance, np.inf)))
-    return bool(min(height, heights[nearest]) >= JOINED_PIECES_MIN_HEIGHT_RATIO * max(height, heights[nearest]))
+    return _alike_heights(height, heights[nearest])
 
 
 def _side_box(side: np.ndarray, other: np.ndarray) -> bool:
@@ -930,11 +935,10 @@ def join_line_pieces(polygons: Sequence[Polygon], rows: Sequence[Sequence[int]],
     apart = set(keep_apart)
 
     def joinable(previous: int, index: int) -> bool:
-        lower, taller = sorted((heights[previous], heights[index]))
         middle = (upright[index, 1] + upright[index, 3]) / 2
         return (previous not in apart and index not in apart and detections[previous] != detections[index]
-                and cores[index, 0] - cores[previous, 2] < max_gap_heights * lower
-                and lower >= JOINED_PIECES_MIN_HEIGHT_RATIO * taller
+                and cores[index, 0] - cores[previous, 2] < max_gap_heights * min(heights[previous], heights[index])
+                and _alike_heights(heights[previous], heights[index])
                 and not any(cores[previous, 0] < x < cores[index, 2] and top <= middle <= bottom for x, top, bottom in rules))
 
     joined, members, joined_rows = [], [], []
