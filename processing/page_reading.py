@@ -1241,7 +1241,8 @@ def narrowed_line(crop: Image.Image) -> Image.Image:
     from PIL import ImageFilter
 
     width = max(2, round(crop.width * NARROWED_WIDTH))
-    return crop.resize((width, crop.height), Image.Resampling.BICUBIC).filter(ImageFilter.GaussianBlur(crop.height / 32))
+    narrowed = crop.resize((width, crop.height), Image.Resampling.BICUBIC)
+    return narrowed.filter(ImageFilter.GaussianBlur(crop.height / 32))
 
 
 def read_line_image(image: Image.Image, recognizer, batch_size: int = 32, decoding: str | None = None,
@@ -1489,10 +1490,10 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
             readings[index] = reading
         doubtful = [index for index, reading in readings.items()
                     if index not in page_numbers and character_confidence(reading) < min_character_confidence]
-        for position, reading, _ in iter_recognize(model, processor, [narrowed_line(crops[index]) for index in doubtful],
-                                                    batch_size=batch_size, decoding=decoding, num_beams=num_beams,
-                                                    progress=False, output_confidences=True, warn_of_sizes=False,
-                                                    old_umlauts=old_umlauts):
+        narrowed = [narrowed_line(crops[index]) for index in doubtful]
+        for position, reading, _ in iter_recognize(model, processor, narrowed, batch_size=batch_size, decoding=decoding,
+                                                    num_beams=num_beams, progress=False, output_confidences=True,
+                                                    warn_of_sizes=False, old_umlauts=old_umlauts):
             index = doubtful[position]
             if character_confidence(reading) >= NARROWED_MIN_CONFIDENCE and (
                     character_confidence(reading) > character_confidence(readings[index])):
