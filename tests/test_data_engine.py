@@ -257,6 +257,26 @@ def test_dot_matrix_lines_are_drawn_only_when_asked_and_labelled_as_the_others()
         make_synthetic_lines(2, look="captured", dot_matrix_share=1.5, cache_dir=False)
 
 
+def test_double_width_dot_print_is_drawn_wider_with_its_dot_columns_apart_only_when_asked():
+    """`double_width_share` prints dotted lines as a receipt printer's double-width mode prints totals: the same line
+    drawn twice as wide (its dot columns twice as far apart); labelled as the others; at 0 the dotted lines stay as
+    they were."""
+    from textrec.processing.data import make_synthetic_lines
+    from textrec.processing.data.synthetic_lines import _load_font, render_line
+
+    font = _load_font(None, 36)
+    single, double = (render_line("TOTAL 16.00", font, np.random.default_rng(0), augment=False, look="clean",
+                                  dot_matrix_print=True, double_width=double_width) for double_width in (False, True))
+    assert abs(double.height - single.height) <= 2 and double.width > 1.6 * single.width  # the margins stay as wide
+    arguments = dict(seed=4, max_chars=30, look="captured", scene_share=0.0, dot_matrix_share=1.0, cache_dir=False)
+    single = make_synthetic_lines(6, **arguments)
+    assert make_synthetic_lines(6, double_width_share=1.0, **arguments)["text"] == single["text"]
+    assert [image.tobytes() for image in make_synthetic_lines(6, double_width_share=0.0, **arguments)["image"]] == \
+        [image.tobytes() for image in single["image"]]
+    with pytest.raises(ValueError, match="double_width_share"):
+        make_synthetic_lines(2, look="captured", double_width_share=2.0, cache_dir=False)
+
+
 def test_width_scale_condenses_and_extends_the_line_and_only_its_width():
     """`render_line(width_scale=...)` draws the same line narrower or wider at the same height; the engine scales
     lines only where asked (`width_scale_share`), labelled as the others."""

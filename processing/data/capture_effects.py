@@ -182,13 +182,15 @@ DOT_STRENGTH = (0.7, 1.0)
 """How dark each dot prints, of the line's ink (a worn ribbon, an uneven thermal head)."""
 
 
-def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int) -> Image.Image:
+def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int,
+               double_width: bool = False) -> Image.Image:
     """The line as a dot-matrix or thermal-dot receipt printer prints it: its glyphs sampled on a grid of dot cells
     (`DOT_PITCH` of `font_size` apart, columns `DOT_COLUMN_PITCH` of that), a dot printed where the ink covers
     enough of its cell (`DOT_COVERAGE`) and is solid somewhere in it, each a round dot of `DOT_RADIUS` pitches (at
     least `DOT_MIN_RADIUS` pixels), as dark as `DOT_STRENGTH` of the ink; drawn four times as fine and reduced, so
     that the dots' edges are grey as a scan sees them. For a line as :func:`.synthetic_lines.render_line` draws it,
-    before its scan: ink on plain paper, mostly paper."""
+    before its scan: ink on plain paper, mostly paper. With `double_width`, as a printer's double-width mode prints a
+    receipt's totals: the dot columns twice as far apart (for a line drawn twice as wide), each dot still round."""
     values = np.asarray(image, dtype=np.float32)
     paper, ink = float(np.median(values)), float(values.min())  # a drawn line: mostly paper, its ink the darkest
     if paper - ink < 16:  # nothing printed to sample
@@ -196,7 +198,8 @@ def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int) -> 
     height, width = values.shape
     row_pitch = font_size * rng.uniform(*DOT_PITCH)
     rows = min(height, max(1, round(height / row_pitch)))
-    columns = min(width, max(1, round(width / (row_pitch * rng.uniform(*DOT_COLUMN_PITCH)))))
+    column_pitch = row_pitch * rng.uniform(*DOT_COLUMN_PITCH) * (2 if double_width else 1)
+    columns = min(width, max(1, round(width / column_pitch)))
     darkness = np.clip((paper - values) / (paper - ink), 0, 1)
     # Darkness as a share of the strokes' own (a thin face's anti-aliased strokes never reach its darkest pixel's).
     darkness = np.clip(darkness / np.percentile(darkness[darkness > 0.1], 90), 0, 1)

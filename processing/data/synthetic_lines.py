@@ -18,7 +18,8 @@ ink) to loose, more capitals and short lines, and after the photometric augmenta
 scanner effects of :func:`.capture_effects.scan_effects` (low resolution, bleed, binarisation, paper,
 shading, rules, parts of neighbouring lines, light on dark) or, for `SCENE_SHARE` of lines, the text put
 on a scene-like background (:func:`.capture_effects.scene_composite`); where asked (``dot_matrix_share``), modern
-lines printed in dots first, as receipt printers print them (:func:`.capture_effects.dot_matrix`); where asked,
+lines printed in dots first, as receipt printers print them (:func:`.capture_effects.dot_matrix`), some of them in
+double width (``double_width_share``); where asked,
 lines condensed or extended (``width_scale_share``) and crops cutting through descenders or ascenders
 (``clipped_crop_share``).
 """
@@ -142,6 +143,7 @@ def render_line(
     small_caps_scale: float | None = None,
     loose_vertically: bool = False,
     dot_matrix_print: bool = False,
+    double_width: bool = False,
     width_scale: float = 1.0,
     clipped: bool = False,
 ) -> Image.Image:
@@ -163,6 +165,8 @@ def render_line(
             texture fills the blank) with `LOOSE_VERTICAL_MARGIN` above and below instead of `CAPTURED_VERTICAL_MARGIN`.
         dot_matrix_print: print the line as a dot-matrix or thermal-dot receipt printer does
             (:func:`~.capture_effects.dot_matrix`), before it is turned, cropped and captured.
+        double_width: with ``dot_matrix_print``, print it in the printer's double-width mode: drawn twice as wide, its
+            dot columns twice as far apart.
         width_scale: scale the drawn line's width by this factor (condensed or extended type), before it is turned.
         clipped: with ``look="captured"``, crop the line through its descenders or its ascenders
             (`CLIPPED_DESCENDER_KEPT`, `CLIPPED_ASCENDER_KEPT`), not turned first (a tight box drawn along the line).
@@ -185,7 +189,9 @@ def render_line(
     else:
         draw_small_caps(ImageDraw.Draw(canvas), (origin_x, baseline), text, font, ink, small_caps_scale)
     if dot_matrix_print:
-        canvas = dot_matrix(canvas, rng, font.size)
+        if double_width:
+            canvas = canvas.resize((2 * canvas.width, canvas.height), Image.Resampling.BICUBIC)
+        canvas = dot_matrix(canvas, rng, font.size, double_width=double_width)
     if width_scale != 1.0:
         canvas = canvas.resize((max(1, round(canvas.width * width_scale)), canvas.height), Image.Resampling.BICUBIC)
     captured = look == "captured"
@@ -284,6 +290,7 @@ def _render_example(
     loose_crop_share: float = 0.0,
     early_fraktur_marks_share: float = 0.0,
     dot_matrix_share: float = 0.0,
+    double_width_share: float = 0.0,
     width_scale_share: float = 0.0,
     clipped_crop_share: float = 0.0,
 ) -> dict:
@@ -332,6 +339,7 @@ def _render_example(
     loose = look == "captured" and bool(loose_crop_share) and rng.random() < loose_crop_share  # drawn only when asked
     dotted = (look == "captured" and bool(dot_matrix_share) and not (in_fraktur or german)
               and rng.random() < dot_matrix_share)  # drawn only when asked
+    double_width = dotted and bool(double_width_share) and rng.random() < double_width_share  # drawn only when asked
     size = int(rng.integers(FONT_SIZES[0], FONT_SIZES[1] + 1))
     width_scale = (float(np.exp(rng.uniform(*np.log(WIDTH_SCALE))))
                    if look == "captured" and width_scale_share and rng.random() < width_scale_share else 1.0)  # when asked
@@ -339,7 +347,8 @@ def _render_example(
                and rng.random() < clipped_crop_share)  # drawn only when asked
     image = render_line(drawn, _load_font(path, size), rng, augment=augment, look=look, scene_share=scene_share,
                         scan_effects_on=scan_effects_on, joined_pairs=joined_pairs, small_caps_scale=small_caps_scale,
-                        loose_vertically=loose, dot_matrix_print=dotted, width_scale=width_scale, clipped=clipped)
+                        loose_vertically=loose, dot_matrix_print=dotted, double_width=double_width,
+                        width_scale=width_scale, clipped=clipped)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     font_name = DEFAULT_FONT_NAME if path is None else Path(path).name
@@ -383,6 +392,7 @@ def make_synthetic_lines(
     loose_crop_share: float = 0.0,
     early_fraktur_marks_share: float = 0.0,
     dot_matrix_share: float = 0.0,
+    double_width_share: float = 0.0,
     width_scale_share: float = 0.0,
     clipped_crop_share: float = 0.0,
     cache_dir: CacheDir = None,
@@ -433,6 +443,8 @@ def make_synthetic_lines(
         dot_matrix_share: with ``look="captured"``, the share of lines neither German nor in Fraktur printed as a
             dot-matrix or thermal-dot receipt printer prints them (:func:`~.capture_effects.dot_matrix`): glyphs made
             of dots that stand apart or run together.
+        double_width_share: the share of those dotted lines printed in the printer's double-width mode, as receipts
+            print their totals (`TOTAL 16.00`): drawn twice as wide, their dot columns twice as far apart.
         width_scale_share: with ``look="captured"``, the share of lines whose width is scaled by a factor within
             `WIDTH_SCALE` (condensed or extended type, a printer's pitch).
         clipped_crop_share: with ``look="captured"``, the share of lines not cropped loosely whose crop cuts through
@@ -483,6 +495,8 @@ def make_synthetic_lines(
         raise ValueError(f"early_fraktur_marks_share must be within 0 and 1, got {early_fraktur_marks_share}")
     if not 0 <= dot_matrix_share <= 1:
         raise ValueError(f"dot_matrix_share must be within 0 and 1, got {dot_matrix_share}")
+    if not 0 <= double_width_share <= 1:
+        raise ValueError(f"double_width_share must be within 0 and 1, got {double_width_share}")
     if not 0 <= width_scale_share <= 1:
         raise ValueError(f"width_scale_share must be within 0 and 1, got {width_scale_share}")
     if not 0 <= clipped_crop_share <= 1:
@@ -522,6 +536,7 @@ def make_synthetic_lines(
         **({"loose_crop_share": loose_crop_share} if loose_crop_share else {}),
         **({"early_fraktur_marks_share": early_fraktur_marks_share} if early_fraktur_marks_share else {}),
         **({"dot_matrix_share": dot_matrix_share} if dot_matrix_share else {}),
+        **({"double_width_share": double_width_share} if double_width_share else {}),
         **({"width_scale_share": width_scale_share} if width_scale_share else {}),
         **({"clipped_crop_share": clipped_crop_share} if clipped_crop_share else {}),
         "corpus": corpus_fingerprint(),
@@ -553,6 +568,7 @@ def make_synthetic_lines(
             "loose_crop_share": loose_crop_share,
             "early_fraktur_marks_share": early_fraktur_marks_share,
             "dot_matrix_share": dot_matrix_share,
+            "double_width_share": double_width_share,
             "width_scale_share": width_scale_share,
             "clipped_crop_share": clipped_crop_share,
         }
