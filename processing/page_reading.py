@@ -1479,15 +1479,17 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
         polygons.append(mark)
         scores.append(scores[partner])
         sources.append(sources[partner])
-    crops = [crop_line(page, numbered[source] if index in page_numbers else polygon, paper)
-             for index, (polygon, source) in enumerate(zip(polygons, sources))]
+    crops = {index: crop_line(page, numbered[source] if index in page_numbers else polygon, paper)
+             for index, (polygon, source) in enumerate(zip(polygons, sources)) if index not in glyphs}
     readings: dict[int, LineReading] = {}
     if crops:
         model, processor = recognizer
-        for index, reading, _ in iter_recognize(model, processor, crops, batch_size=batch_size, decoding=decoding,
-                                                 num_beams=num_beams, progress=False, output_confidences=True,
-                                                 warn_of_sizes=False, old_umlauts=old_umlauts):
-            readings[index] = reading
+        cropped = list(crops)  # the glyph runs of a line up or down the page are read with it, not again
+        for position, reading, _ in iter_recognize(model, processor, list(crops.values()), batch_size=batch_size,
+                                                    decoding=decoding, num_beams=num_beams, progress=False,
+                                                    output_confidences=True, warn_of_sizes=False,
+                                                    old_umlauts=old_umlauts):
+            readings[cropped[position]] = reading
         doubtful = [index for index, reading in readings.items()
                     if index not in page_numbers and character_confidence(reading) < min_character_confidence]
         narrowed = [narrowed_line(crops[index]) for index in doubtful]
