@@ -190,7 +190,9 @@ def dot_matrix(image: Image.Image, rng: np.random.Generator, font_size: int,
     least `DOT_MIN_RADIUS` pixels), as dark as `DOT_STRENGTH` of the ink; drawn four times as fine and reduced, so
     that the dots' edges are grey as a scan sees them. For a line as :func:`.synthetic_lines.render_line` draws it,
     before its scan: ink on plain paper, mostly paper. With `double_width`, as a printer's double-width mode prints a
-    receipt's totals: the dot columns twice as far apart (for a line drawn twice as wide), each dot still round."""
+    receipt's totals: the line drawn twice as wide, its dot columns twice as far apart, each dot still round."""
+    if double_width:
+        image = image.resize((2 * image.width, image.height), Image.Resampling.BICUBIC)
     values = np.asarray(image, dtype=np.float32)
     paper, ink = float(np.median(values)), float(values.min())  # a drawn line: mostly paper, its ink the darkest
     if paper - ink < 16:  # nothing printed to sample

@@ -189,8 +189,6 @@ def render_line(
     else:
         draw_small_caps(ImageDraw.Draw(canvas), (origin_x, baseline), text, font, ink, small_caps_scale)
     if dot_matrix_print:
-        if double_width:
-            canvas = canvas.resize((2 * canvas.width, canvas.height), Image.Resampling.BICUBIC)
         canvas = dot_matrix(canvas, rng, font.size, double_width=double_width)
     if width_scale != 1.0:
         canvas = canvas.resize((max(1, round(canvas.width * width_scale)), canvas.height), Image.Resampling.BICUBIC)
