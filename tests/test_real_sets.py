@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 from PIL import Image
 
 import real_sets
@@ -93,3 +94,38 @@ def test_a_timed_set_is_read_once_before_the_read_that_is_timed_and_scored():
     assert reads == [SPEED_SET, SPEED_SET, "scene"]
     assert scores[SPEED_SET]["cer"] == 0.0 and scores["scene"]["cer"] == 0.0
     assert scores[SPEED_SET]["lines_per_second"] > 0
+
+
+def test_two_column_pages_set_each_pages_text_block_beside_the_next_of_its_document(tmp_path, monkeypatch):
+    """`benchmark_pages.py --two_columns`: pages of one document are paired in turn, a page alone in its document with
+    the next such page; each composed page holds the first page's text block, then the second's scaled to the first's
+    line height, the gutter between them as asked; its lines' boxes lie on the same print as on the pages they came
+    from, the second page's rows after the first's."""
+    import benchmark_pages
+
+    monkeypatch.setattr(benchmark_pages, "PAGES_DIR", tmp_path)
+    pages = []
+    for name, document, size, height in [("a.png", "x", (300, 400), 20), ("b.png", "x", (300, 400), 20),
+                                         ("c.png", "y", (600, 800), 40), ("d.png", "z", (300, 400), 20)]:
+        pixels = np.full(size[::-1], 240, dtype=np.uint8)
+        lines = []
+        for row, top in enumerate(range(60, 60 + 5 * 2 * height, 2 * height)):
+            box = [size[0] // 5, top, size[0] * 4 // 5, top + height]
+            pixels[box[1]:box[3], box[0]:box[2]] = 10 + 40 * row
+            lines.append({"box": box, "text": f"{name} {row}", "row": row, "polygon": []})
+        Image.fromarray(pixels).save(tmp_path / name)
+        pages.append({"file_name": name, "subset": "ocrd", "document": document, "lines": lines})
+    pairs = benchmark_pages.page_pairs(pages)
+    assert [(left["file_name"], right["file_name"]) for left, right in pairs] == [("a.png", "b.png"),
+                                                                                ("c.png", "d.png")]
+    composed = benchmark_pages.two_column_page(pages[2], pages[3], 1.5, tmp_path)
+    image = np.asarray(Image.open(composed["path"]).convert("L"))
+    assert [text for _, text in benchmark_pages.printed_lines(composed)] == [
+        *(f"c.png {row}" for row in range(5)), *(f"d.png {row}" for row in range(5))]
+    boxes = np.asarray([line["box"] for line in composed["lines"]])
+    for row, box in enumerate(boxes.round().astype(int)):
+        print_inside = image[box[1] + 2:box[3] - 2, box[0] + 2:box[2] - 2]
+        assert abs(float(np.median(print_inside)) - (10 + 40 * (row % 5))) <= 2
+    assert np.allclose(boxes[5:, 3] - boxes[5:, 1], 40)  # the second page scaled to the first's line height
+    assert boxes[5, 0] - boxes[0, 2] == pytest.approx(1.5 * 40, abs=2)
+    assert "polygon" not in composed["lines"][0]
