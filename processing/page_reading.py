@@ -88,6 +88,13 @@ SIDE_BOX_MIN_LENGTH = 3
 SIDE_BOX_PAIRED_SHARE = 0.25
 """... of which at most this share stand on one printed line with a run of the other side (`_row_partner`): a
 receipt's prices each stand beside their item and stay with it."""
+SHORT_LINES_ALIGNED_SHARE = 0.5
+"""Short lines (a title page's, a poem's) are a column of their own beside a column of text (`_text_column`) across a
+gap that no line crosses, at most `GUTTER_MAX_WIDTH_HEIGHTS` line heights wide, where at most this share of them stand
+level with one of the text's lines (their middles within `SHORT_LINE_LEVEL_HEIGHTS` line heights;
+`_short_lines_column`): a receipt's quantities and a form's labels stand level with their items and fields and stay
+with them, and prices a line below their items stand further off."""
+SHORT_LINE_LEVEL_HEIGHTS = 0.25
 COLUMN_BRIDGE_SHARE = 0.05
 """... where up to this share of the region's lines (at least one) may cross the gap, each with lines of both
 columns above and below it: a detection that joined two columns' lines (it goes to the side of its middle); not a
@@ -165,6 +172,9 @@ GUTTER_MIN_CROSSINGS = 2
 """... that at least this many detected lines cross with `COLUMN_MIN_LINE_HEIGHTS` line heights on each side (columns
 of text, not a receipt's prices beside their items): lines of two columns the detector joined across a gutter
 (`column_gutters`; they are cut there as at a rule, and the columns read apart)."""
+GUTTER_CUT_SIDE_HEIGHTS = 1.0
+"""A run crossing a gutter is cut there where at least this many line heights of it lie on each side: the detector
+joins a column's line, or only its last word, to the next column's line across a gutter narrower than a line height."""
 FAINT_CONTRAST_SHARE = 0.45
 """A detected line whose ink contrasts with its paper less than this share of the page's median line contrast is
 left out: the other side of the leaf showing through, stains, specks."""
@@ -500,10 +510,13 @@ def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: floa
         lengths = (np.median(left_side[:, 2] - left_side[:, 0]), np.median(right_side[:, 2] - right_side[:, 0]))
         narrow = [span < COLUMN_MIN_SHARE * (right - left) or length < COLUMN_MIN_LINE_HEIGHTS * line_height
                   for span, length in zip(spans, lengths)]
-        if any(narrow) and not (narrow[0] and _side_box(left_side, right_side)
-                                or narrow[1] and _side_box(right_side, left_side)):
-            continue
         crossing = selected[(selected[:, 0] < cut) & (selected[:, 2] > cut)]
+        beside_column = not len(crossing) and not all(narrow) and (
+            _short_lines_column(left_side, right_side, end - start, line_height) if narrow[0]
+            else _short_lines_column(right_side, left_side, end - start, line_height))
+        if any(narrow) and not (narrow[0] and _side_box(left_side, right_side)
+                                or narrow[1] and _side_box(right_side, left_side) or beside_column):
+            continue
         among = sum(_among(box, left_side) and _among(box, right_side) for box in crossing)
         if len(crossing) > allowed or among < len(crossing):  # more than a few cross: only between justified columns
             edge = JUSTIFIED_EDGE_HEIGHTS * line_height
@@ -548,6 +561,26 @@ def _side_box(side: np.ndarray, other: np.ndarray) -> bool:
     return (-SIDE_BOX_MAX_LEADING <= leading <= SIDE_BOX_MAX_LEADING and shared <= SIDE_BOX_SHARED_ROWS * len(side)
             and np.median((side[:, 2] - side[:, 0]) / heights) >= SIDE_BOX_MIN_LENGTH
             and paired <= SIDE_BOX_PAIRED_SHARE * len(side))
+
+
+def _text_column(lines: np.ndarray, line_height: float) -> bool:
+    """Whether `lines` (boxes) are a column of justified text: at least `SIDE_BOX_MIN_LINES` of them, their median
+    `COLUMN_MIN_LINE_HEIGHTS` line heights long, half of them reaching both the column's edges within
+    `JUSTIFIED_EDGE_HEIGHTS`."""
+    edge = JUSTIFIED_EDGE_HEIGHTS * line_height
+    full = (lines[:, 0] < lines[:, 0].min() + edge) & (lines[:, 2] > lines[:, 2].max() - edge)
+    return bool(len(lines) >= SIDE_BOX_MIN_LINES and full.mean() >= 0.5
+                and np.median(lines[:, 2] - lines[:, 0]) >= COLUMN_MIN_LINE_HEIGHTS * line_height)
+
+
+def _short_lines_column(side: np.ndarray, column: np.ndarray, gap: float, line_height: float) -> bool:
+    """Whether the short lines `side` (boxes) are a column of their own beside the column of text `column`
+    (`SHORT_LINES_ALIGNED_SHARE`), a gap `gap` wide that no line crosses between them."""
+    if gap > GUTTER_MAX_WIDTH_HEIGHTS * line_height or not _text_column(column, line_height):
+        return False
+    middles, column_middles = (side[:, 1] + side[:, 3]) / 2, (column[:, 1] + column[:, 3]) / 2
+    level = np.abs(middles[:, None] - column_middles[None, :]).min(1) <= SHORT_LINE_LEVEL_HEIGHTS * line_height
+    return bool(level.mean() <= SHORT_LINES_ALIGNED_SHARE)
 
 
 def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:
@@ -786,6 +819,13 @@ def split_at_column_rules(polygons: Sequence[Polygon], rules: Sequence[tuple[flo
         pieces.extend(polygon_part(polygon, start, end) for start, end in zip(edges, edges[1:]))
         sources.extend([index] * (len(edges) - 1))
     return pieces, sources
+
+
+def split_at_gutters(polygons: Sequence[Polygon],
+                     gutters: Sequence[tuple[float, float, float]]) -> tuple[list[Polygon], list[int]]:
+    """The detected runs with those crossing a gutter (`column_gutters`) cut there, as `split_at_column_rules` cuts
+    them at a printed rule: within the gutter's paper only, `GUTTER_CUT_SIDE_HEIGHTS` line heights on each side."""
+    return split_at_column_rules(polygons, gutters, reach_heights=0, side_heights=GUTTER_CUT_SIDE_HEIGHTS)
 
 
 def runs_of(flags: np.ndarray, gap: int = 1) -> list[tuple[int, int]]:
@@ -1445,7 +1485,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     tables = table_rules(grey, polygons, rules_between_columns)
     rules_between_columns = [rule for rule in rules_between_columns if rule not in tables]
     gutters = column_gutters(grey, polygons)
-    polygons, sources = split_at_column_rules(polygons, gutters, reach_heights=0, side_heights=COLUMN_MIN_LINE_HEIGHTS)
+    polygons, sources = split_at_gutters(polygons, gutters)
     detections = [detections[source] for source in sources]
     rules_between_columns = sorted(rules_between_columns + gutters)
     rules = horizontal_rules(grey, polygons)

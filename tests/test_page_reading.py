@@ -28,6 +28,7 @@ from textrec.processing.page_reading import (
     page_skew,
     reading_order,
     split_at_column_rules,
+    split_at_gutters,
     column_gutters,
     split_at_columns,
     split_stacked_lines,
@@ -436,6 +437,46 @@ def test_gutters_without_rules_part_the_lines_joined_across_them():
     [(turned_x, _, _)] = column_gutters(np.asarray(turned), turned_polygons)
     middle = 380  # the gutter's middle height: its x there, on the turned page
     assert first_column_end - middle * math.sin(skew) < turned_x < second_column_start - middle * math.sin(skew)
+
+
+def test_a_lines_last_word_joined_to_the_next_columns_line_is_cut_at_the_gutter():
+    """Columns a narrow gutter apart, no rule: the detector found some lines of the first column in two runs, the
+    second of which runs on across the gutter into the second column's line (a few words on the gutter's left). That
+    run is cut at the gutter too, and no output line holds print of both columns."""
+    page, polygons, columns = newspaper_with_column_rules()
+    for x in (350, 665):
+        ImageDraw.Draw(page).line([(x, 50), (x, 710)], fill=250, width=4)
+    detections = []
+    for index, (polygon, column) in enumerate(zip(polygons, columns)):
+        left, top, right, bottom = polygon_to_box(polygon)
+        if column == 0 and index % 4 == 0:  # a line's last words joined to the next column's line
+            detections += [box_to_polygon([left, top, 290, bottom]), box_to_polygon([290, top, right, bottom])]
+        else:
+            detections.append(polygon)
+    gutters = column_gutters(np.asarray(page), detections)
+    pieces, _ = split_at_gutters(detections, gutters)
+    boxes = np.asarray([polygon_to_box(piece) for piece in pieces])
+    assert not ((boxes[:, 0] < 340) & (boxes[:, 2] > 360)).any()  # nothing runs across the first gutter
+    rows = reading_order(pieces, (), gutters)
+    assert all(len({int(boxes[index, 0] // 315) for index in row}) == 1 for row in rows)
+    read_columns = [int(boxes[row[0], 0] // 315) for row in rows]
+    assert read_columns == sorted(read_columns)
+
+
+def test_a_title_pages_short_lines_beside_a_column_of_text_are_a_column_of_their_own():
+    """Two columns about two line heights apart: a title page's centred lines of many lengths, none level with the text's
+    lines beside them, are read first, then the justified column (not each title line with the text line beside it).
+    Short lines level with the lines beside them (a form's labels, a receipt's quantities) stay on their rows."""
+    text = [box_to_polygon([300, y, 700, y + 20]) for y in range(40, 560, 26)]
+    text[5] = box_to_polygon([300, 170, 540, 190])  # a paragraph's last line
+    title = [box_to_polygon([200 - half, y, 200 + half, y + 20])
+             for half, y in [(50, 53), (20, 131), (45, 209), (30, 287), (55, 365), (25, 443)]]
+    rows = reading_order(title + text)
+    assert rows == [[index] for index in range(len(title) + len(text))]
+    level = [box_to_polygon([200 - half, y, 200 + half, y + 20])
+             for half, y in [(50, 40), (20, 118), (45, 196), (30, 274), (55, 352), (25, 430)]]
+    rows = reading_order(level + text)
+    assert all([index, len(level) + 3 * index] in rows for index in range(len(level)))  # each on its text line's row
 
 
 def test_no_gutter_in_one_column_of_text_or_between_a_receipts_items_and_prices():
