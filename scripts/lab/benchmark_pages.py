@@ -13,7 +13,8 @@ as the other real sets (`real_sets.split_of`: one page in five held out). For ea
   so receipts are compared upper-cased; the NZZ's ground truth writes the long s as s and a word broken at a line's
   end with `¬` (its transcription guidelines), so its pages are compared so (`normalise`; both engines write `ſ`); the
   OCR-D book pages write that break `-` (Fraktur's double hyphen, which the OCR-D line set writes `—`), so a mark
-  ending a line after a letter is compared as one mark there too.
+  ending a line after a letter is compared as one mark there too; both write Fraktur's one capital for I and J by its
+  sound (`Ich`, the OCR-D line set `Jch`), so `J` before a consonant is compared as `I` (`FRAKTUR_CAPITAL_I_SUBSETS`).
 - seconds per page on one thread (torch and Tesseract alike). Tesseract reads the Fraktur pages with its Fraktur
   model (`TESSERACT_LANGUAGES`), the others with `eng`.
 
@@ -86,12 +87,19 @@ other real sets do: the NZZ `¬` whatever the print shows (Transkribus's mark), 
 double hyphen, which the OCR-D line set (`print/`) writes `—`. There a mark ending a line after a letter (`-`, `—`,
 `⸗`, `=`, `¬`) is compared as `¬`, for both engines."""
 LINE_END_BREAK = re.compile(r"(?<=[^\W\d_])[-—⸗=¬]\s*$", re.MULTILINE)
+FRAKTUR_CAPITAL_I_SUBSETS = {"nzz", "ocrd"}
+"""Fraktur pages whose ground truth writes Fraktur's one capital for I and J by its sound (`Ich`, `Ihr`: the Deutsches
+Textarchiv's rule), where the OCR-D line set (`print/`) writes it `J` as printed (`Jch`) and textrec's recognizers read
+it so: there a word's first `J` before a consonant, which no German word has, is compared as `I`, for both engines."""
+FRAKTUR_CAPITAL_I = re.compile(r"\bJ(?=[bcdfghklmnpqrstvwxzſ])")
 
 
 def normalise(text: str, subset: str) -> str:
     """A page's text (lines separated by newlines) as compared: one space between words and lines, upper case for
     receipts, the long s as the NZZ transcribes it (`ROUND_S_SUBSETS`), line-end breaks as one mark
-    (`LINE_END_BREAK_SUBSETS`)."""
+    (`LINE_END_BREAK_SUBSETS`), Fraktur's capital I as the ground truth writes it (`FRAKTUR_CAPITAL_I_SUBSETS`)."""
+    if subset in FRAKTUR_CAPITAL_I_SUBSETS:
+        text = FRAKTUR_CAPITAL_I.sub("I", text)
     if subset in LINE_END_BREAK_SUBSETS:
         text = LINE_END_BREAK.sub("¬", text)
     if subset in ROUND_S_SUBSETS:
