@@ -172,6 +172,11 @@ GUTTER_MIN_CROSSINGS = 2
 """... that at least this many detected lines cross with `COLUMN_MIN_LINE_HEIGHTS` line heights on each side (columns
 of text, not a receipt's prices beside their items): lines of two columns the detector joined across a gutter
 (`column_gutters`; they are cut there as at a rule, and the columns read apart)."""
+GUTTER_FLUSH_SHARE = 0.5
+"""... or, crossed or not, with columns of text set against it: at least `COLUMN_MIN_LINES` and this share of the lines
+on its left are lines of text (`COLUMN_MIN_LINE_HEIGHTS` long) ending within `JUSTIFIED_EDGE_HEIGHTS` line heights of
+it, and as many on its right begin so (columns a line's height apart, whose lines' boxes leave too narrow a gap between
+them for the XY-cut; a receipt's items end ragged, its prices begin so, and a form's labels and values are short)."""
 GUTTER_CUT_SIDE_HEIGHTS = 1.0
 """A run crossing a gutter is cut there where at least this many line heights of it lie on each side: the detector
 joins a column's line, or only its last word, to the next column's line across a gutter narrower than a line height."""
@@ -778,7 +783,14 @@ def column_gutters(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
     along = (middle >= run_top[:, None]) & (middle <= run_bottom[:, None])
     crossed = (along & (left < x - reach) & (right > x + reach)).sum(1)
     beside = (along & (left < x + height) & (right > x - height)).sum(1)  # crossing, or ending by it
-    keep = (crossed >= GUTTER_MIN_CROSSINGS) & (beside >= GUTTER_LINES_SHARE * (run_bottom - run_top) / height)
+    # Columns of text set against the gutter: most lines on its left end by it, most on its right begin by it.
+    edge = JUSTIFIED_EDGE_HEIGHTS * height
+    on_left, on_right = along & (right <= x), along & (left >= x)
+    long = right - left >= reach
+    ending, beginning = (on_left & long & (right > x - edge)).sum(1), (on_right & long & (left < x + edge)).sum(1)
+    flush = ((ending >= COLUMN_MIN_LINES) & (ending >= GUTTER_FLUSH_SHARE * on_left.sum(1))
+             & (beginning >= COLUMN_MIN_LINES) & (beginning >= GUTTER_FLUSH_SHARE * on_right.sum(1)))
+    keep = (flush | (crossed >= GUTTER_MIN_CROSSINGS)) & (beside >= GUTTER_LINES_SHARE * (run_bottom - run_top) / height)
     # Neighbouring columns of paper, overlapping, make one gutter.
     mask = np.zeros((rows, columns), dtype=bool)
     for x, top, bottom in zip(run_x[keep].tolist(), run_top[keep].tolist(), run_bottom[keep].tolist()):

@@ -413,16 +413,18 @@ def test_columns_detected_in_pieces_of_lines_are_still_parted_at_their_rules():
 def test_gutters_without_rules_part_the_lines_joined_across_them():
     """The newspaper without its rules: the paper between the first two columns is found as a gutter, the lines the
     detector joined across it are cut there and the columns read one after the other; the third column's own lines
-    and a skewed copy of the page alike."""
+    (the paper before them a gutter too, the columns set against it) and a skewed copy of the page alike."""
     page, polygons, columns = newspaper_with_column_rules()
     for x in (350, 665):
         ImageDraw.Draw(page).line([(x, 50), (x, 710)], fill=250, width=4)
     ink = np.flatnonzero((np.asarray(page)[60:700] < 128).any(axis=0))
     first_column_end, second_column_start = ink[ink < 350].max(), ink[(ink > 350) & (ink < 665)].min()
+    second_column_end, third_column_start = ink[(ink > 350) & (ink < 665)].max(), ink[ink > 665].min()
     gutters = column_gutters(np.asarray(page), polygons)
-    assert len(gutters) == 1
-    x, top, bottom = gutters[0]
+    assert len(gutters) == 2  # the second, which no line crosses, for the columns set against it
+    (x, top, bottom), (second_x, _, _) = gutters
     assert first_column_end < x < second_column_start and top <= 70 and bottom >= 690
+    assert second_column_end < second_x < third_column_start
     pieces, sources = split_at_column_rules(polygons, gutters, reach_heights=0, side_heights=6)
     assert len(pieces) == 3 * (len(polygons) // 2) and sorted(set(sources)) == list(range(len(polygons)))
     boxes = np.asarray([polygon_to_box(piece) for piece in pieces])
@@ -434,7 +436,7 @@ def test_gutters_without_rules_part_the_lines_joined_across_them():
     turned = page.rotate(-math.degrees(skew), center=(0, 0), fillcolor=250)
     turned_polygons = [[(px * math.cos(skew) - py * math.sin(skew), px * math.sin(skew) + py * math.cos(skew))
                         for px, py in polygon] for polygon in polygons]
-    [(turned_x, _, _)] = column_gutters(np.asarray(turned), turned_polygons)
+    [(turned_x, _, _), _] = column_gutters(np.asarray(turned), turned_polygons)
     middle = 380  # the gutter's middle height: its x there, on the turned page
     assert first_column_end - middle * math.sin(skew) < turned_x < second_column_start - middle * math.sin(skew)
 
@@ -479,6 +481,42 @@ def test_a_title_pages_short_lines_beside_a_column_of_text_are_a_column_of_their
     assert all([index, len(level) + 3 * index] in rows for index in range(len(level)))  # each on its text line's row
 
 
+def columns_nearly_touching() -> tuple[Image.Image, list, list[int]]:
+    """Two justified columns 18 pixels apart (0.7 of a line's height), the second a third as long, each line detected
+    alone, its box reaching a quarter of its height beyond its print at each end as the detector's do: the page, the
+    detections and each one's column."""
+    page = Image.new("L", (700, 760), 250)
+    draw = ImageDraw.Draw(page)
+    polygons, columns = [], []
+    starts, width = (40, 363), 305
+    for column, (start, lines) in enumerate(zip(starts, (24, 8))):
+        for y in range(60, 60 + 26 * lines, 26):
+            words = iter(np.random.default_rng([y, start]).permutation(["justified", "lines", "of", "print", "set",
+                                                                       "in", "narrow", "columns", "a", "page"]))
+            line = next(words)
+            for word in words:
+                if draw.textlength(f"{line} {word}", font_size=22) > width:
+                    break
+                line = f"{line} {word}"
+            draw.text((start, y + 18), line, fill=30, font_size=22, anchor="ls")
+            polygons.append(box_to_polygon([start - 6, y - 3, start + width + 6, y + 23]))
+            columns.append(column)
+    return page, polygons, columns
+
+
+def test_columns_whose_boxes_nearly_touch_are_parted_at_the_paper_between_them():
+    """Columns set a line's height apart, none of whose lines the detector joined: their boxes leave too narrow a gap
+    for the XY-cut, which reads each line of the short column with the line of the long one beside it; the paper
+    between them, lines on its left ending by it and lines on its right beginning by it, is a gutter, and the columns
+    are read one after the other."""
+    page, polygons, columns = columns_nearly_touching()
+    assert any(len({columns[index] for index in row}) == 2 for row in reading_order(polygons))
+    gutters = column_gutters(np.asarray(page), polygons)
+    assert len(gutters) == 1 and 345 < gutters[0][0] < 363
+    rows = reading_order(polygons, (), gutters)
+    assert [columns[row[0]] for row in rows] == sorted(columns) and all(len(row) == 1 for row in rows)
+
+
 def test_no_gutter_in_one_column_of_text_or_between_a_receipts_items_and_prices():
     """Word spaces of lines above one another, and the paper between a receipt's items and its prices (short runs:
     no column of text), are no gutter."""
@@ -497,6 +535,18 @@ def test_no_gutter_in_one_column_of_text_or_between_a_receipts_items_and_prices(
         receipt_lines.append(box_to_polygon([40, y, 820, y + 20]))
     assert column_gutters(np.asarray(page), text_lines) == []
     assert column_gutters(np.asarray(page), receipt_lines) == []
+    # items of many lengths and their prices, right-aligned, a line's height or two apart, each detected alone: the
+    # prices begin by the paper, but the items end ragged
+    receipt = Image.new("L", (500, 700), 250)
+    draw = ImageDraw.Draw(receipt)
+    runs = []
+    for index, y in enumerate(range(40, 660, 26)):
+        item, price = ["CHICKEN RICE", "TEA", "NASI LEMAK SPECIAL", "MILO ICE", "ROTI"][index % 5], f"{3 + 7 * index}.50"
+        draw.text((40, y + 18), item, fill=30, font_size=22, anchor="ls")
+        draw.text((460, y + 18), price, fill=30, font_size=22, anchor="rs")
+        runs.append(box_to_polygon([34, y - 3, 46 + draw.textlength(item, font_size=22), y + 23]))
+        runs.append(box_to_polygon([454 - draw.textlength(price, font_size=22), y - 3, 466, y + 23]))
+    assert column_gutters(np.asarray(receipt), runs) == []
     assert column_gutters(np.asarray(Image.new("L", (900, 700), 250)), text_lines) == []
 
 
