@@ -783,11 +783,11 @@ def column_gutters(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
     along = (middle >= run_top[:, None]) & (middle <= run_bottom[:, None])
     crossed = (along & (left < x - reach) & (right > x + reach)).sum(1)
     beside = (along & (left < x + height) & (right > x - height)).sum(1)  # crossing, or ending by it
-    # Columns of text set against the gutter: most lines on its left end by it, most on its right begin by it.
-    edge = JUSTIFIED_EDGE_HEIGHTS * height
-    on_left, on_right = along & (right <= x), along & (left >= x)
-    long = right - left >= reach
-    ending, beginning = (on_left & long & (right > x - edge)).sum(1), (on_right & long & (left < x + edge)).sum(1)
+    # Columns of text set against the gutter: most lines of text on its left end by it, most on its right begin by it
+    # (a line run on from the last word of the line beside it begins by it too).
+    edge, text = JUSTIFIED_EDGE_HEIGHTS * height, along & (right - left >= reach)
+    on_left, on_right = text & (left < x) & (right <= x + edge), text & (right > x) & (left >= x - edge)
+    ending, beginning = (on_left & (right >= x - edge)).sum(1), (on_right & (left <= x + edge)).sum(1)
     flush = ((ending >= COLUMN_MIN_LINES) & (ending >= GUTTER_FLUSH_SHARE * on_left.sum(1))
              & (beginning >= COLUMN_MIN_LINES) & (beginning >= GUTTER_FLUSH_SHARE * on_right.sum(1)))
     keep = (flush | (crossed >= GUTTER_MIN_CROSSINGS)) & (beside >= GUTTER_LINES_SHARE * (run_bottom - run_top) / height)
@@ -805,7 +805,13 @@ def column_gutters(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
         x = first + float(np.flatnonzero(clear_rows == clear_rows.max()).mean())
         x, top, bottom = (x + 0.5) * cell, top * cell, bottom * cell  # back to page pixels,
         gutters.append((x - (top + bottom) / 2 * math.tan(skew), float(top), float(bottom)))  # at its middle height
-    return sorted(gutters)
+    # Bands of one gutter found apart (a skewed page's) are one: the longest of those within a line height of it.
+    kept: list[tuple[float, float, float]] = []
+    for gutter in sorted(gutters, key=lambda found: found[1] - found[2]):
+        if not any(abs(gutter[0] - other[0]) < line_height and min(gutter[2], other[2]) > max(gutter[1], other[1])
+                   for other in kept):
+            kept.append(gutter)
+    return sorted(kept)
 
 
 def split_at_column_rules(polygons: Sequence[Polygon], rules: Sequence[tuple[float, float, float]],

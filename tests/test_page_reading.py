@@ -517,6 +517,32 @@ def test_columns_whose_boxes_nearly_touch_are_parted_at_the_paper_between_them()
     assert [columns[row[0]] for row in rows] == sorted(columns) and all(len(row) == 1 for row in rows)
 
 
+def test_a_short_columns_lines_run_on_from_the_last_words_beside_them_still_part_the_columns():
+    """The short column's every line run on from the last word of the long column's line beside it (the detector's
+    joins, none of them long on both sides of the gutter): those lines begin by the gutter too, which parts the columns,
+    and each joined run is cut there."""
+    page, polygons, columns = columns_nearly_touching()
+    boxes = [polygon_to_box(polygon) for polygon in polygons]
+    joined, joined_columns = [], []
+    for box, column in zip(boxes, columns):
+        if column == 1:
+            continue
+        partner = next((other for other, side in zip(boxes, columns) if side == 1 and other[1] == box[1]), None)
+        if partner is None:
+            joined.append(box_to_polygon(box))
+        else:  # the line's last word (30 pixels) joined to the short column's line
+            joined += [box_to_polygon([box[0], box[1], box[2] - 30, box[3]]),
+                       box_to_polygon([box[2] - 30, box[1], partner[2], box[3]])]
+    gutters = column_gutters(np.asarray(page), joined)
+    assert len(gutters) == 1 and 345 < gutters[0][0] < 363
+    pieces, _ = split_at_gutters(joined, gutters)
+    cut = np.asarray([polygon_to_box(piece) for piece in pieces])
+    assert len(pieces) == len(joined) + 8 and not ((cut[:, 0] < 340) & (cut[:, 2] > 365)).any()
+    rows = reading_order(pieces, (), gutters)
+    sides = [[int(cut[index, 0] + cut[index, 2] > 2 * 354) for index in row] for row in rows]
+    assert all(len(set(side)) == 1 for side in sides) and [side[0] for side in sides] == [0] * 24 + [1] * 8
+
+
 def test_no_gutter_in_one_column_of_text_or_between_a_receipts_items_and_prices():
     """Word spaces of lines above one another, and the paper between a receipt's items and its prices (short runs:
     no column of text), are no gutter."""
