@@ -659,7 +659,16 @@ def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[floa
     starts, ends = np.nonzero(steps == 1), np.nonzero(steps == -1)  # row-major: the k-th start and end are one run
     lengths = ends[1] - starts[1]
     long_run = lengths >= RULE_MIN_RUN_HEIGHTS * line_height
-    covered = np.bincount(starts[0][long_run], weights=lengths[long_run], minlength=rows)
+    # A row's strokes make one rule where they follow one another less than a line height apart (a rule broken at a
+    # column's rule or by worn type), not a rule one column wide and the closed-up small print beside it.
+    covered = np.zeros(rows)
+    row_of, first, last = starts[0][long_run], starts[1][long_run], ends[1][long_run]
+    for row in np.unique(row_of):
+        chain = 0.0
+        for start, end in zip(first[row_of == row], last[row_of == row]):  # left to right
+            chain = chain + end - start if chain and start - previous_end < line_height else end - start
+            previous_end = end
+            covered[row] = max(covered[row], chain)
     across = (covered > 0) & (covered >= RULE_MIN_SHARE * (upright[:, 2].max() - upright[:, 0].min()))
     return [(start + end - 1) / 2 * math.cos(skew) for start, end in runs_of(across)
             if end - start <= max(3.0, RULE_MAX_HEIGHTS * line_height) + wander]

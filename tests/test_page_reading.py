@@ -285,6 +285,16 @@ def test_a_rule_across_the_columns_parts_sections_read_one_after_the_other(skew)
     text_only = page.copy()
     ImageDraw.Draw(text_only).rectangle([0, 405, 759, 435], fill=250)
     assert horizontal_rules(np.asarray(text_only), polygons) == []  # the print is no rule
+    if not skew:
+        broken = text_only.copy()  # broken in the gutter, less than a line height apart: still one rule
+        ImageDraw.Draw(broken).line([(30, 420), (372, 420)], fill=20, width=3)
+        ImageDraw.Draw(broken).line([(384, 420), (730, 420)], fill=20, width=3)
+        assert len(horizontal_rules(np.asarray(broken), polygons)) == 1
+        # a rule one column wide, and a row of the other column's small print closed up into a bar beside it
+        one_column = text_only.copy()
+        ImageDraw.Draw(one_column).line([(30, 420), (350, 420)], fill=20, width=3)
+        ImageDraw.Draw(one_column).rectangle([410, 416, 730, 423], fill=20)
+        assert horizontal_rules(np.asarray(one_column), polygons) == []
 
 
 def newspaper_with_column_rules(wander: int = 0) -> tuple[Image.Image, list, list[int]]:
