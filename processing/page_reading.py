@@ -516,11 +516,11 @@ def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: floa
         narrow = [span < COLUMN_MIN_SHARE * (right - left) or length < COLUMN_MIN_LINE_HEIGHTS * line_height
                   for span, length in zip(spans, lengths)]
         crossing = selected[(selected[:, 0] < cut) & (selected[:, 2] > cut)]
-        beside_column = not len(crossing) and not all(narrow) and (
-            _short_lines_column(left_side, right_side, end - start, line_height) if narrow[0]
-            else _short_lines_column(right_side, left_side, end - start, line_height))
+        short, column = (left_side, right_side) if narrow[0] else (right_side, left_side)
         if any(narrow) and not (narrow[0] and _side_box(left_side, right_side)
-                                or narrow[1] and _side_box(right_side, left_side) or beside_column):
+                                or narrow[1] and _side_box(right_side, left_side)
+                                or not len(crossing) and not all(narrow)
+                                and _short_lines_column(short, column, end - start, line_height)):
             continue
         among = sum(_among(box, left_side) and _among(box, right_side) for box in crossing)
         if len(crossing) > allowed or among < len(crossing):  # more than a few cross: only between justified columns
@@ -661,14 +661,11 @@ def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[floa
     long_run = lengths >= RULE_MIN_RUN_HEIGHTS * line_height
     # A row's strokes make one rule where they follow one another less than a line height apart (a rule broken at a
     # column's rule or by worn type), not a rule one column wide and the closed-up small print beside it.
-    covered = np.zeros(rows)
-    row_of, first, last = starts[0][long_run], starts[1][long_run], ends[1][long_run]
-    for row in np.unique(row_of):
-        chain = 0.0
-        for start, end in zip(first[row_of == row], last[row_of == row]):  # left to right
-            chain = chain + end - start if chain and start - previous_end < line_height else end - start
-            previous_end = end
-            covered[row] = max(covered[row], chain)
+    covered, chain, previous_row, previous_end = np.zeros(rows), 0.0, -1, 0
+    for row, start, end in zip(starts[0][long_run], starts[1][long_run], ends[1][long_run]):  # row by row, left to right
+        chain = chain + end - start if row == previous_row and start - previous_end < line_height else end - start
+        previous_row, previous_end = row, end
+        covered[row] = max(covered[row], chain)
     across = (covered > 0) & (covered >= RULE_MIN_SHARE * (upright[:, 2].max() - upright[:, 0].min()))
     return [(start + end - 1) / 2 * math.cos(skew) for start, end in runs_of(across)
             if end - start <= max(3.0, RULE_MAX_HEIGHTS * line_height) + wander]

@@ -296,14 +296,16 @@ def two_column_page(left: dict, right: dict, gutter: float, folder: Path) -> dic
     name = f"{Path(left['file_name']).stem}+{Path(right['file_name']).stem}"
     canvas.save(folder / f"{name}.png")
     first_row = 1 + max(line["row"] for line in left["lines"])
-    # The lines' polygons are not carried: the benchmark scores boxes.
-    lines = ([{**line, "box": [line["box"][0] - left_x, line["box"][1] - left_y, line["box"][2] - left_x,
-                               line["box"][3] - left_y]} for line in left["lines"]]
-             + [{**line, "row": first_row + line["row"],
-                 "box": [line["box"][0] - right_x + left_block.width, line["box"][1] - right_y,
-                         line["box"][2] - right_x + left_block.width, line["box"][3] - right_y]}
-                for line in scaled["lines"]])
-    lines = [{key: value for key, value in line.items() if key != "polygon"} for line in lines]
+
+    def moved(line: dict, dx: float, dy: float, rows: int) -> dict:
+        """`line` on the new page: its box moved by (dx, dy), its row after `rows` rows; its polygon is not carried
+        (the benchmark scores boxes)."""
+        x0, y0, x1, y1 = line["box"]
+        return {**{key: value for key, value in line.items() if key != "polygon"},
+                "box": [x0 + dx, y0 + dy, x1 + dx, y1 + dy], "row": rows + line["row"]}
+
+    lines = ([moved(line, -left_x, -left_y, 0) for line in left["lines"]]
+             + [moved(line, left_block.width - right_x, -right_y, first_row) for line in scaled["lines"]])
     return {**left, "file_name": name, "path": str(folder / f"{name}.png"), "width": canvas.width,
             "height": canvas.height, "lines": lines}
 
