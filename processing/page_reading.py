@@ -90,10 +90,10 @@ SIDE_BOX_PAIRED_SHARE = 0.25
 receipt's prices each stand beside their item and stay with it."""
 SHORT_LINES_ALIGNED_SHARE = 0.5
 """Short lines (a title page's, a poem's) are a column of their own beside a column of text (`_text_column`) across a
-gap that no line crosses, at most `GUTTER_MAX_WIDTH_HEIGHTS` line heights wide, where at most this share of them stand
-level with one of the text's lines (their middles within `SHORT_LINE_LEVEL_HEIGHTS` line heights;
-`_short_lines_column`): a receipt's quantities and a form's labels stand level with their items and fields and stay
-with them, and prices a line below their items stand further off."""
+gap that no line crosses, at most `GUTTER_MAX_WIDTH_HEIGHTS` line heights wide, or across a printed rule the text is
+set against (`_rule_cut`), where at most this share of them stand level with one of the text's lines (their middles
+within `SHORT_LINE_LEVEL_HEIGHTS` line heights; `_short_lines_column`): a receipt's quantities and a form's labels
+stand level with their items and fields and stay with them, and prices a line below their items stand further off."""
 SHORT_LINE_LEVEL_HEIGHTS = 0.25
 COLUMN_BRIDGE_SHARE = 0.05
 """... where up to this share of the region's lines (at least one) may cross the gap, each with lines of both
@@ -520,7 +520,8 @@ def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: floa
         if any(narrow) and not (narrow[0] and _side_box(left_side, right_side)
                                 or narrow[1] and _side_box(right_side, left_side)
                                 or not len(crossing) and not all(narrow)
-                                and _short_lines_column(short, column, end - start, line_height)):
+                                and end - start <= GUTTER_MAX_WIDTH_HEIGHTS * line_height
+                                and _short_lines_column(short, column, line_height)):
             continue
         among = sum(_among(box, left_side) and _among(box, right_side) for box in crossing)
         if len(crossing) > allowed or among < len(crossing):  # more than a few cross: only between justified columns
@@ -578,10 +579,10 @@ def _text_column(lines: np.ndarray, line_height: float) -> bool:
                 and np.median(lines[:, 2] - lines[:, 0]) >= COLUMN_MIN_LINE_HEIGHTS * line_height)
 
 
-def _short_lines_column(side: np.ndarray, column: np.ndarray, gap: float, line_height: float) -> bool:
+def _short_lines_column(side: np.ndarray, column: np.ndarray, line_height: float) -> bool:
     """Whether the short lines `side` (boxes) are a column of their own beside the column of text `column`
-    (`SHORT_LINES_ALIGNED_SHARE`), a gap `gap` wide that no line crosses between them."""
-    if gap > GUTTER_MAX_WIDTH_HEIGHTS * line_height or not _text_column(column, line_height):
+    (`SHORT_LINES_ALIGNED_SHARE`); the caller has found what parts them (a gap no line crosses, a rule)."""
+    if not _text_column(column, line_height):
         return False
     middles, column_middles = (side[:, 1] + side[:, 3]) / 2, (column[:, 1] + column[:, 3]) / 2
     level = np.abs(middles[:, None] - column_middles[None, :]).min(1) <= SHORT_LINE_LEVEL_HEIGHTS * line_height
@@ -937,8 +938,9 @@ def _rule_cut(boxes: np.ndarray, indices: list[int], line_height: float,
     (their middles within its height, `COLUMN_RULE_END_HEIGHTS` more at each end; the pieces of one printed line
     taken together, `_printed_lines`) whose median is at least
     `COLUMN_MIN_LINE_HEIGHTS` line heights long and half of which end (or begin) within `JUSTIFIED_EDGE_HEIGHTS` line
-    heights of it: columns of text set against the rule, not a table's or a form's cells; of several, the one with the
-    most lines beside it."""
+    heights of it: columns of text set against the rule, not a table's or a form's cells; or so on one side, short
+    lines on the other that are a column of their own (`_short_lines_column`: a title page beside a page of text); of
+    several, the one with the most lines beside it."""
     selected = boxes[indices]
     middles = (selected[:, 1] + selected[:, 3]) / 2
     reach = COLUMN_RULE_END_HEIGHTS * line_height
@@ -954,7 +956,10 @@ def _rule_cut(boxes: np.ndarray, indices: list[int], line_height: float,
         lengths = (np.median(left[:, 2] - left[:, 0]), np.median(right[:, 2] - right[:, 0]))
         edge = JUSTIFIED_EDGE_HEIGHTS * line_height
         flush = (float((left[:, 2] > x - edge).mean()), float((right[:, 0] < x + edge).mean()))
-        if min(lengths) < COLUMN_MIN_LINE_HEIGHTS * line_height or min(flush) < 0.5:
+        set_against = [length >= COLUMN_MIN_LINE_HEIGHTS * line_height and share >= 0.5
+                       for length, share in zip(lengths, flush)]
+        if not all(set_against) and not (set_against[0] and _short_lines_column(right, left, line_height)
+                                         or set_against[1] and _short_lines_column(left, right, line_height)):
             continue
         if best is None or len(left) + len(right) > best[1]:
             best = (x, len(left) + len(right))

@@ -491,6 +491,29 @@ def test_a_title_pages_short_lines_beside_a_column_of_text_are_a_column_of_their
     assert all([index, len(level) + 3 * index] in rows for index in range(len(level)))  # each on its text line's row
 
 
+def test_a_title_pages_short_lines_beside_a_column_of_text_across_a_printed_rule_are_a_column_of_their_own():
+    """A title page beside a page of text, a rule between them: the title's first line runs up to the rule and a piece
+    of the rule is detected as a line, so no gap parts them; the text is set against the rule and the title's centred
+    lines stand level with none of its lines: the title is read first, then the text. Labels level with the lines
+    beside the rule (a form's) stay on their rows."""
+    text = [box_to_polygon([500, y, 900, y + 20]) for y in range(60, 580, 26)]
+    text[5] = box_to_polygon([500, 190, 740, 210])  # a paragraph's last line
+    heading = box_to_polygon([40, 10, 478, 46])
+    title = [box_to_polygon([240 - half, y, 240 + half, y + 20])
+             for half, y in [(50, 125), (20, 203), (45, 281), (30, 359), (55, 437), (25, 515)]]  # between the text's lines
+    fragment = box_to_polygon([472, 60, 488, 90])  # a piece of the rule, detected as a line
+    rules = [(480.0, 30.0, 590.0)]
+    polygons = [heading, *title, fragment, *text]
+    rows = reading_order(polygons, (), rules)
+    assert [index for row in rows for index in row][: 1 + len(title)] == list(range(1 + len(title)))
+    first_text = len(polygons) - len(text)
+    assert not any(min(row) <= len(title) and max(row) >= first_text for row in rows)  # none with a text line
+    level = [box_to_polygon([240 - half, y, 240 + half, y + 20])
+             for half, y in [(50, 112), (20, 190), (45, 268), (30, 346), (55, 424), (25, 502)]]
+    rows = reading_order([heading, *level, fragment, *text], (), rules)
+    assert any(min(row) <= len(level) and max(row) >= first_text for row in rows)  # labels: on their rows
+
+
 def columns_nearly_touching() -> tuple[Image.Image, list, list[int]]:
     """Two justified columns 18 pixels apart (0.7 of a line's height), the second a third as long, each line detected
     alone, its box reaching a quarter of its height beyond its print at each end as the detector's do: the page, the

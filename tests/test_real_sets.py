@@ -133,3 +133,14 @@ def test_two_column_pages_set_each_pages_text_block_beside_the_next_of_its_docum
     assert np.allclose(boxes[5:, 3] - boxes[5:, 1], 40)  # the second page scaled to the first's line height
     assert boxes[5, 0] - boxes[0, 2] == pytest.approx(1.5 * 40, abs=2)
     assert "polygon" not in composed["lines"][0]
+    gutter = image[:, int(boxes[0, 2]) + 2:int(boxes[5, 0]) - 2]
+    assert gutter.min() >= 200  # paper only
+    ruled = benchmark_pages.two_column_page(pages[2], pages[3], 1.5, tmp_path, column_rule=True)
+    image = np.asarray(Image.open(ruled["path"]).convert("L"))
+    dark = np.flatnonzero((image[:, int(boxes[0, 2]) + 2:int(boxes[5, 0]) - 2] < 128).any(axis=0))
+    assert len(dark) == 2 and dark[1] - dark[0] == 1  # a rule two pixels thick (a twentieth of 40) ...
+    middle = int(boxes[0, 2]) + 2 + dark[0] + 1
+    assert middle == pytest.approx((boxes[0, 2] + boxes[5, 0]) / 2, abs=2)  # ... down the gutter's middle ...
+    rows = np.flatnonzero(image[:, middle - 1] < 128)
+    assert rows[0] == pytest.approx(boxes[:, 1].min(), abs=1) and rows[-1] == pytest.approx(boxes[:, 3].max(), abs=1)
+    assert np.ptp(image[rows, middle - 1]) <= 2 and image[rows[0], middle - 1] <= 20  # ... in the page's ink

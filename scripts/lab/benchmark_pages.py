@@ -27,7 +27,9 @@ boxes turned alike; Tesseract's page mode, `--psm 3`, reads a page as it lies).
 height of paper around them) set beside the next page's of the same document (`page_pairs`), the second scaled to the
 first's line height, tops aligned, the text blocks `--two_columns` line heights apart (`two_column_page`). Its reference is the
 first page's text, then the second's: columns read in turn, as a two-column journal or a book's spread is read. The
-real pages hold no two-column page of single articles; this is the nearest real measure of one.
+real pages hold no two-column page of single articles; this is the nearest real measure of one. With `--column_rule`
+a printed rule runs down the middle of the gutter, from the columns' top to their foot, as journals and newspapers
+print one (`COLUMN_RULE_WIDTH_HEIGHTS` thick, in the left page's ink).
 """
 
 import argparse
@@ -192,11 +194,15 @@ def main() -> None:
                         help="Read every page turned so many degrees counter-clockwise.")
     parser.add_argument("--two_columns", type=float, metavar="GUTTER",
                         help="Read each page's text block beside the next page's, GUTTER line heights apart.")
+    parser.add_argument("--column_rule", action="store_true",
+                        help="With --two_columns: a printed rule down the middle of the gutter.")
     args = parser.parse_args()
     if args.scale <= 0:
         parser.error(f"--scale must be positive, got {args.scale}")
     if args.two_columns is not None and args.two_columns < 0:
         parser.error(f"--two_columns must be at least 0, got {args.two_columns}")
+    if args.column_rule and args.two_columns is None:
+        parser.error("--column_rule draws a rule between two columns: give --two_columns too")
 
     import torch
 
@@ -209,7 +215,7 @@ def main() -> None:
     pages = load_pages(args.split, args.subsets, args.limit)
     scratch = tempfile.TemporaryDirectory()
     if args.two_columns is not None:
-        pages = [two_column_page(left, right, args.two_columns, Path(scratch.name))
+        pages = [two_column_page(left, right, args.two_columns, Path(scratch.name), args.column_rule)
                  for left, right in page_pairs(pages)]
     rows = []
     for page in pages:
@@ -272,10 +278,15 @@ def line_height(page: dict) -> float:
     return float(np.median([line["box"][3] - line["box"][1] for line in page["lines"]]))
 
 
-def two_column_page(left: dict, right: dict, gutter: float, folder: Path) -> dict:
-    """A page of two columns, `left`'s text block and `right`'s, `gutter` of `left`'s line heights between them, written
-    to `folder` as PNG: a page record as `load_pages` gives (its "path" the image), lines and rows of both in turn."""
-    from PIL import Image
+COLUMN_RULE_WIDTH_HEIGHTS = 1 / 20
+"""`--column_rule`: the rule's thickness in line heights (a 0.5-point rule beside 10-point type)."""
+
+
+def two_column_page(left: dict, right: dict, gutter: float, folder: Path, column_rule: bool = False) -> dict:
+    """A page of two columns, `left`'s text block and `right`'s, `gutter` of `left`'s line heights between them (with
+    `column_rule`, a rule down its middle), written to `folder` as PNG: a page record as `load_pages` gives (its "path"
+    the image), lines and rows of both in turn."""
+    from PIL import Image, ImageDraw
 
     height = line_height(left)
     scale = height / line_height(right)
@@ -293,6 +304,14 @@ def two_column_page(left: dict, right: dict, gutter: float, folder: Path) -> dic
     canvas = Image.new("RGB", (left_block.width + right_block.width, max(left_block.height, right_block.height)), paper)
     canvas.paste(left_block, (0, 0))
     canvas.paste(right_block, (left_block.width, 0))
+    if column_rule:  # in the ink of the left block: its darkest pixels' median
+        pixels = np.asarray(left_block).reshape(-1, 3)
+        darkest = pixels[pixels.sum(1) <= np.percentile(pixels.sum(1), 1)]
+        tops = [line["box"][1] - y for block, y in ((left, left_y), (scaled, right_y)) for line in block["lines"]]
+        bottoms = [line["box"][3] - y for block, y in ((left, left_y), (scaled, right_y)) for line in block["lines"]]
+        ImageDraw.Draw(canvas).line([(left_block.width, min(tops)), (left_block.width, max(bottoms))],
+                                    fill=tuple(int(value) for value in np.median(darkest, axis=0)),
+                                    width=max(1, round(COLUMN_RULE_WIDTH_HEIGHTS * height)))
     name = f"{Path(left['file_name']).stem}+{Path(right['file_name']).stem}"
     canvas.save(folder / f"{name}.png")
     first_row = 1 + max(line["row"] for line in left["lines"])
@@ -350,7 +369,7 @@ def summarise(rows: list[dict], args) -> str:
     scanned += f", turned {args.rotate} degrees counter-clockwise" if args.rotate else ""
     if args.two_columns is not None:
         scanned += (f", each page's text block beside the next's as two columns, {args.two_columns:g} line heights "
-                    "apart")
+                    "apart" + (", a rule between them" if args.column_rule else ""))
     lines = [f"Real pages ({args.split}{scanned}), `{command}`", "",
              "| pages | printed lines | detected | precision | recall | textrec page CER | s/page | Tesseract page CER | s/page |",
              "|---|---|---|---|---|---|---|---|---|"]
