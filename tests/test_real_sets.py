@@ -119,9 +119,23 @@ def test_two_column_pages_set_each_pages_text_block_beside_the_next_of_its_docum
             lines.append({"box": box, "text": f"{name} {row}", "row": row, "polygon": []})
         Image.fromarray(pixels).save(tmp_path / name)
         pages.append({"file_name": name, "subset": "ocrd", "document": document, "lines": lines})
-    pairs = benchmark_pages.page_pairs(pages)
+    pairs = benchmark_pages.page_runs(pages)
     assert [(left["file_name"], right["file_name"]) for left, right in pairs] == [("a.png", "b.png"),
                                                                                 ("c.png", "d.png")]
+    pages.append({**pages[0], "file_name": "e.png", "document": "x"})
+    Image.open(tmp_path / "a.png").save(tmp_path / "e.png")
+    triples = benchmark_pages.page_runs(pages, 3)
+    assert [[page["file_name"] for page in run] for run in triples] == [["a.png", "b.png", "e.png"]]
+    three = benchmark_pages.two_column_page(benchmark_pages.two_column_page(*triples[0][:2], 1.0, tmp_path),
+                                            triples[0][2], 1.0, tmp_path)
+    assert [text for _, text in benchmark_pages.printed_lines(three)] == [
+        f"{name} {row}" for name in ("a.png", "b.png", "a.png") for row in range(5)]
+    boxes = np.asarray([line["box"] for line in three["lines"]])
+    assert np.all(np.diff(boxes[::5, 0]) > 0) and np.allclose(boxes[:5, 1], boxes[10:, 1])  # side by side, level
+    image = np.asarray(Image.open(three["path"]).convert("L"))
+    for row, box in enumerate(boxes.round().astype(int)):
+        assert abs(float(np.median(image[box[1] + 2:box[3] - 2, box[0] + 2:box[2] - 2])) - (10 + 40 * (row % 5))) <= 2
+    pages.pop()
     composed = benchmark_pages.two_column_page(pages[2], pages[3], 1.5, tmp_path)
     image = np.asarray(Image.open(composed["path"]).convert("L"))
     assert [text for _, text in benchmark_pages.printed_lines(composed)] == [

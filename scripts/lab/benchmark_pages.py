@@ -24,15 +24,17 @@ page turned so many degrees counter-clockwise, as a page put on the scanner side
 boxes turned alike; Tesseract's page mode, `--psm 3`, reads a page as it lies).
 
 `--two_columns 1.5` reads two-column pages made of the real ones: each page's text block (its lines' boxes and a line's
-height of paper around them) set beside the next page's of the same document (`page_pairs`), the second scaled to the
+height of paper around them) set beside the next page's of the same document (`page_runs`), the second scaled to the
 first's line height, tops aligned, the text blocks `--two_columns` line heights apart (`two_column_page`). Its reference is the
 first page's text, then the second's: columns read in turn, as a two-column journal or a book's spread is read. The
-real pages hold no two-column page of single articles; this is the nearest real measure of one. With `--column_rule`
+real pages hold no two-column page of single articles; this is the nearest real measure of one. `--columns 3` sets
+three pages' blocks side by side so (`page_runs`), a newspaper's narrower columns. With `--column_rule`
 a printed rule runs down the middle of the gutter, from the columns' top to their foot, as journals and newspapers
 print one (`COLUMN_RULE_WIDTH_HEIGHTS` thick, in the left page's ink).
 """
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -194,6 +196,8 @@ def main() -> None:
                         help="Read every page turned so many degrees counter-clockwise.")
     parser.add_argument("--two_columns", type=float, metavar="GUTTER",
                         help="Read each page's text block beside the next page's, GUTTER line heights apart.")
+    parser.add_argument("--columns", type=int, default=2,
+                        help="With --two_columns: set so many pages' text blocks side by side (2 or more).")
     parser.add_argument("--column_rule", action="store_true",
                         help="With --two_columns: a printed rule down the middle of the gutter.")
     args = parser.parse_args()
@@ -203,6 +207,8 @@ def main() -> None:
         parser.error(f"--two_columns must be at least 0, got {args.two_columns}")
     if args.column_rule and args.two_columns is None:
         parser.error("--column_rule draws a rule between two columns: give --two_columns too")
+    if args.columns < 2 or args.columns != 2 and args.two_columns is None:
+        parser.error(f"--columns sets pages side by side: at least 2, with --two_columns; got {args.columns}")
 
     import torch
 
@@ -215,8 +221,9 @@ def main() -> None:
     pages = load_pages(args.split, args.subsets, args.limit)
     scratch = tempfile.TemporaryDirectory()
     if args.two_columns is not None:
-        pages = [two_column_page(left, right, args.two_columns, Path(scratch.name), args.column_rule)
-                 for left, right in page_pairs(pages)]
+        pages = [functools.reduce(lambda left, right: two_column_page(left, right, args.two_columns, Path(scratch.name),
+                                                                      args.column_rule), run)
+                 for run in page_runs(pages, args.columns)]
     rows = []
     for page in pages:
         path = Path(page.get("path", PAGES_DIR / page["file_name"]))
@@ -249,10 +256,11 @@ def main() -> None:
         Path(args.output_json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
 
-def page_pairs(pages: list[dict]) -> list[tuple[dict, dict]]:
-    """Each page with the next page of its document (in file order), and the pages alone in their document with the
-    next such page of their subset: a page of a document of several is read as a left column and as a right one."""
-    pairs = []
+def page_runs(pages: list[dict], length: int = 2) -> list[tuple[dict, ...]]:
+    """Each page with the `length - 1` pages after it in its document (in file order), and the pages alone in their
+    document with the next such pages of their subset: with 2, a page of a document of several is read as a left
+    column and as a right one."""
+    runs = []
     for subset in dict.fromkeys(page["subset"] for page in pages):
         documents: dict[str, list[dict]] = {}
         for page in pages:
@@ -260,8 +268,8 @@ def page_pairs(pages: list[dict]) -> list[tuple[dict, dict]]:
                 documents.setdefault(page["document"], []).append(page)
         alone = [group[0] for group in documents.values() if len(group) == 1]
         for group in [group for group in documents.values() if len(group) > 1] + [alone]:
-            pairs += list(zip(group, group[1:]))
-    return pairs
+            runs += list(zip(*(group[start:] for start in range(length))))
+    return runs
 
 
 def text_block(page: dict, image, margins: tuple[float, float, float, float]):
@@ -285,12 +293,12 @@ COLUMN_RULE_WIDTH_HEIGHTS = 1 / 20
 def two_column_page(left: dict, right: dict, gutter: float, folder: Path, column_rule: bool = False) -> dict:
     """A page of two columns, `left`'s text block and `right`'s, `gutter` of `left`'s line heights between them (with
     `column_rule`, a rule down its middle), written to `folder` as PNG: a page record as `load_pages` gives (its "path"
-    the image), lines and rows of both in turn."""
+    the image), lines and rows of both in turn. `left` may be such a page itself: a third column beside two."""
     from PIL import Image, ImageDraw
 
     height = line_height(left)
     scale = height / line_height(right)
-    with Image.open(PAGES_DIR / left["file_name"]) as image:
+    with Image.open(left.get("path", PAGES_DIR / left["file_name"])) as image:
         left_block, left_x, left_y = text_block(left, image.convert("RGB"), (height, height, gutter * height / 2, height))
     with Image.open(PAGES_DIR / right["file_name"]) as image:
         image = image.convert("RGB")
@@ -368,8 +376,9 @@ def summarise(rows: list[dict], args) -> str:
     scanned = "" if args.scale == 1.0 else f", resized by {args.scale:g} (as if scanned at {args.scale:g}x the resolution)"
     scanned += f", turned {args.rotate} degrees counter-clockwise" if args.rotate else ""
     if args.two_columns is not None:
-        scanned += (f", each page's text block beside the next's as two columns, {args.two_columns:g} line heights "
-                    "apart" + (", a rule between them" if args.column_rule else ""))
+        beside = "the next's as two" if args.columns == 2 else f"the next {args.columns - 1} pages' as {args.columns}"
+        scanned += (f", each page's text block beside {beside} columns, {args.two_columns:g} line heights apart"
+                    + (", a rule between them" if args.column_rule else ""))
     lines = [f"Real pages ({args.split}{scanned}), `{command}`", "",
              "| pages | printed lines | detected | precision | recall | textrec page CER | s/page | Tesseract page CER | s/page |",
              "|---|---|---|---|---|---|---|---|---|"]
