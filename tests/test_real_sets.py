@@ -158,3 +158,31 @@ def test_two_column_pages_set_each_pages_text_block_beside_the_next_of_its_docum
     rows = np.flatnonzero(image[:, middle - 1] < 128)
     assert rows[0] == pytest.approx(boxes[:, 1].min(), abs=1) and rows[-1] == pytest.approx(boxes[:, 3].max(), abs=1)
     assert np.ptp(image[rows, middle - 1]) <= 2 and image[rows[0], middle - 1] <= 20  # ... in the page's ink
+
+
+def test_pages_of_other_documents_are_set_side_by_side_on_one_paper(tmp_path, monkeypatch):
+    """`--across_documents`: each page beside a page of another document (no run holds two pages of one), every page a
+    left column once; the right page's paper, darker on its scan, comes out in the left page's tone, its print dark."""
+    import benchmark_pages
+
+    monkeypatch.setattr(benchmark_pages, "PAGES_DIR", tmp_path)
+    pages = []
+    for name, document, paper in [("a.png", "x", 240), ("b.png", "x", 240), ("c.png", "y", 150), ("d.png", "z", 200)]:
+        pixels = np.full((400, 300), paper, dtype=np.uint8)
+        lines = []
+        for row, top in enumerate(range(60, 260, 40)):
+            pixels[top:top + 20, 60:240] = 20
+            lines.append({"box": [60, top, 240, top + 20], "text": f"{name} {row}", "row": row, "polygon": []})
+        Image.fromarray(pixels).save(tmp_path / name)
+        pages.append({"file_name": name, "subset": "ocrd", "document": document, "lines": lines})
+    runs = benchmark_pages.page_runs(pages, across_documents=True)
+    assert [(left["file_name"], right["file_name"]) for left, right in runs] == [
+        ("a.png", "c.png"), ("b.png", "d.png"), ("c.png", "a.png"), ("d.png", "b.png")]
+    assert benchmark_pages.page_runs(pages, 2) == [(pages[0], pages[1]), (pages[2], pages[3])]  # as before without
+    composed = benchmark_pages.two_column_page(pages[0], pages[2], 1.0, tmp_path)
+    image = np.asarray(Image.open(composed["path"]).convert("L")).astype(int)
+    boxes = np.asarray([line["box"] for line in composed["lines"]]).round().astype(int)
+    right_paper = image[:, boxes[5, 0] - 8:boxes[5, 0] - 2]
+    assert abs(int(np.median(right_paper)) - 240) <= 2 and np.ptp(image[:, boxes[0, 2] + 2:boxes[5, 0] - 2]) <= 4
+    right_print = image[boxes[5, 1] + 2:boxes[5, 3] - 2, boxes[5, 0] + 2:boxes[5, 2] - 2]
+    assert np.median(right_print) <= 40

@@ -28,7 +28,9 @@ height of paper around them) set beside the next page's of the same document (`p
 first's line height, tops aligned, the text blocks `--two_columns` line heights apart (`two_column_page`). Its reference is the
 first page's text, then the second's: columns read in turn, as a two-column journal or a book's spread is read. The
 real pages hold no two-column page of single articles; this is the nearest real measure of one. `--columns 3` sets
-three pages' blocks side by side so (`page_runs`), a newspaper's narrower columns. With `--column_rule`
+three pages' blocks side by side so (`page_runs`), a newspaper's narrower columns; `--across_documents` sets pages of
+other books side by side instead, their type and scale unlike. The right block's paper is brought to the left's colour:
+one paper, as a printed page has (pages of other scans differ in tone, and a step of tone down the gutter is no page's). With `--column_rule`
 a printed rule runs down the middle of the gutter, from the columns' top to their foot, as journals and newspapers
 print one (`COLUMN_RULE_WIDTH_HEIGHTS` thick, in the left page's ink).
 """
@@ -200,6 +202,8 @@ def main() -> None:
                         help="With --two_columns: set so many pages' text blocks side by side (2 or more).")
     parser.add_argument("--column_rule", action="store_true",
                         help="With --two_columns: a printed rule down the middle of the gutter.")
+    parser.add_argument("--across_documents", action="store_true",
+                        help="With --two_columns: set each page beside pages of other documents (`page_runs`).")
     args = parser.parse_args()
     if args.scale <= 0:
         parser.error(f"--scale must be positive, got {args.scale}")
@@ -207,6 +211,8 @@ def main() -> None:
         parser.error(f"--two_columns must be at least 0, got {args.two_columns}")
     if args.column_rule and args.two_columns is None:
         parser.error("--column_rule draws a rule between two columns: give --two_columns too")
+    if args.across_documents and args.two_columns is None:
+        parser.error("--across_documents sets pages of other documents beside a page: give --two_columns too")
     if args.columns < 2 or args.columns != 2 and args.two_columns is None:
         parser.error(f"--columns sets pages side by side: at least 2, with --two_columns; got {args.columns}")
 
@@ -223,7 +229,7 @@ def main() -> None:
     if args.two_columns is not None:
         pages = [functools.reduce(lambda left, right: two_column_page(left, right, args.two_columns, Path(scratch.name),
                                                                       args.column_rule), run)
-                 for run in page_runs(pages, args.columns)]
+                 for run in page_runs(pages, args.columns, args.across_documents)]
     rows = []
     for page in pages:
         path = Path(page.get("path", PAGES_DIR / page["file_name"]))
@@ -256,10 +262,22 @@ def main() -> None:
         Path(args.output_json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
 
-def page_runs(pages: list[dict], length: int = 2) -> list[tuple[dict, ...]]:
+def page_runs(pages: list[dict], length: int = 2, across_documents: bool = False) -> list[tuple[dict, ...]]:
     """Each page with the `length - 1` pages after it in its document (in file order), and the pages alone in their
     document with the next such pages of their subset: with 2, a page of a document of several is read as a left
-    column and as a right one."""
+    column and as a right one. With `across_documents`, each page of a subset with the pages 1/`length`, 2/`length`,
+    ... of the subset's pages after it (in file order, round the end), the runs in which no two pages are of one
+    document: columns of other books, their type, paper and scale unlike (a page scanned darker beside a lighter)."""
+    if across_documents:
+        runs = []
+        for subset in dict.fromkeys(page["subset"] for page in pages):
+            group = [page for page in pages if page["subset"] == subset]
+            step = max(1, len(group) // length)
+            for start in range(len(group)):
+                run = tuple(group[(start + k * step) % len(group)] for k in range(length))
+                if len({page["document"] for page in run}) == length:
+                    runs.append(run)
+        return runs
     runs = []
     for subset in dict.fromkeys(page["subset"] for page in pages):
         documents: dict[str, list[dict]] = {}
@@ -286,6 +304,13 @@ def line_height(page: dict) -> float:
     return float(np.median([line["box"][3] - line["box"][1] for line in page["lines"]]))
 
 
+def paper_of(block) -> tuple[int, int, int]:
+    """The paper's colour of an RGB image of a text block: the median of its outermost pixels."""
+    pixels = np.asarray(block)
+    return tuple(int(value) for value in np.median(np.concatenate([pixels[[0, -1]].reshape(-1, 3),
+                                                                   pixels[:, [0, -1]].reshape(-1, 3)]), axis=0))
+
+
 COLUMN_RULE_WIDTH_HEIGHTS = 1 / 20
 """`--column_rule`: the rule's thickness in line heights (a 0.5-point rule beside 10-point type)."""
 
@@ -306,22 +331,14 @@ def two_column_page(left: dict, right: dict, gutter: float, folder: Path, column
         scaled = {**right, "lines": [{**line, "box": [coordinate * scale for coordinate in line["box"]]}
                                      for line in right["lines"]]}
         right_block, right_x, right_y = text_block(scaled, image, (gutter * height / 2, height, height, height))
-    # The paper's colour: the median of the left block's outermost pixels.
-    border = np.concatenate([np.asarray(left_block)[[0, -1]].reshape(-1, 3), np.asarray(left_block)[:, [0, -1]].reshape(-1, 3)])
-    paper = tuple(int(value) for value in np.median(border, axis=0))
+    # One paper, as a page printed in two columns has: the right block's paper (the median of its outermost pixels)
+    # brought to the left block's colour channel by channel, so that no step of colour runs down the gutter.
+    paper = paper_of(left_block)
+    gain = np.asarray(paper, dtype=np.float64) / np.maximum(paper_of(right_block), 1)
+    right_block = Image.fromarray(np.clip(np.asarray(right_block) * gain, 0, 255).round().astype(np.uint8))
     canvas = Image.new("RGB", (left_block.width + right_block.width, max(left_block.height, right_block.height)), paper)
     canvas.paste(left_block, (0, 0))
     canvas.paste(right_block, (left_block.width, 0))
-    if column_rule:  # in the ink of the left block: its darkest pixels' median
-        pixels = np.asarray(left_block).reshape(-1, 3)
-        darkest = pixels[pixels.sum(1) <= np.percentile(pixels.sum(1), 1)]
-        tops = [line["box"][1] - y for block, y in ((left, left_y), (scaled, right_y)) for line in block["lines"]]
-        bottoms = [line["box"][3] - y for block, y in ((left, left_y), (scaled, right_y)) for line in block["lines"]]
-        ImageDraw.Draw(canvas).line([(left_block.width, min(tops)), (left_block.width, max(bottoms))],
-                                    fill=tuple(int(value) for value in np.median(darkest, axis=0)),
-                                    width=max(1, round(COLUMN_RULE_WIDTH_HEIGHTS * height)))
-    name = f"{Path(left['file_name']).stem}+{Path(right['file_name']).stem}"
-    canvas.save(folder / f"{name}.png")
     first_row = 1 + max(line["row"] for line in left["lines"])
 
     def moved(line: dict, dx: float, dy: float, rows: int) -> dict:
@@ -333,6 +350,15 @@ def two_column_page(left: dict, right: dict, gutter: float, folder: Path, column
 
     lines = ([moved(line, -left_x, -left_y, 0) for line in left["lines"]]
              + [moved(line, left_block.width - right_x, -right_y, first_row) for line in scaled["lines"]])
+    if column_rule:  # in the ink of the left block (its darkest pixels' median), from the columns' top to their foot
+        pixels = np.asarray(left_block).reshape(-1, 3)
+        darkest = pixels[pixels.sum(1) <= np.percentile(pixels.sum(1), 1)]
+        ImageDraw.Draw(canvas).line([(left_block.width, min(line["box"][1] for line in lines)),
+                                     (left_block.width, max(line["box"][3] for line in lines))],
+                                    fill=tuple(int(value) for value in np.median(darkest, axis=0)),
+                                    width=max(1, round(COLUMN_RULE_WIDTH_HEIGHTS * height)))
+    name = f"{Path(left['file_name']).stem}+{Path(right['file_name']).stem}"
+    canvas.save(folder / f"{name}.png")
     return {**left, "file_name": name, "path": str(folder / f"{name}.png"), "width": canvas.width,
             "height": canvas.height, "lines": lines}
 
@@ -377,6 +403,9 @@ def summarise(rows: list[dict], args) -> str:
     scanned += f", turned {args.rotate} degrees counter-clockwise" if args.rotate else ""
     if args.two_columns is not None:
         beside = "the next's as two" if args.columns == 2 else f"the next {args.columns - 1} pages' as {args.columns}"
+        if args.across_documents:
+            others = "a page" if args.columns == 2 else f"{args.columns - 1} pages"
+            beside = f"that of {others} of other documents as {args.columns}"
         scanned += (f", each page's text block beside {beside} columns, {args.two_columns:g} line heights apart"
                     + (", a rule between them" if args.column_rule else ""))
     lines = [f"Real pages ({args.split}{scanned}), `{command}`", "",
