@@ -73,8 +73,16 @@ def page_has_light_text(luminance: np.ndarray) -> bool:
     """Whether an 8-bit luminance page shows light text on a dark background: its middle
     (`PAGE_MIDDLE_SHARE`) split in two by `otsu_threshold`, the paper is the class holding most of it. (A line
     crop's polarity comes from its border, `has_light_text`; a page's border is often the scanner's lid or the
-    table it lay on, dark around light paper.) A blank page has dark text."""
+    table it lay on, dark around light paper.) A blank page has dark text. It is told from the page with its light
+    evened (`even_light`), brought down to `4 * EVEN_LIGHT_SIDE` pixels on its shorter side: a page half in a shadow
+    is not light print on a dark page."""
+    luminance = np.asarray(luminance)
     height, width = luminance.shape[:2]
+    factor = min(height, width) / (4 * EVEN_LIGHT_SIDE)
+    if factor > 1:
+        height, width = round(height / factor), round(width / factor)
+        luminance = np.asarray(Image.fromarray(luminance).resize((width, height), Image.Resampling.BOX))
+    luminance = even_light(luminance)
     margin_y, margin_x = round(height * (1 - PAGE_MIDDLE_SHARE) / 2), round(width * (1 - PAGE_MIDDLE_SHARE) / 2)
     middle = luminance[margin_y:height - margin_y, margin_x:width - margin_x]
     if middle.size == 0:
@@ -82,6 +90,58 @@ def page_has_light_text(luminance: np.ndarray) -> bool:
     if ink_contrast(middle) < MIN_INK_CONTRAST:
         return False
     return float((middle > otsu_threshold(middle)).mean()) < 0.5
+
+
+EVEN_LIGHT_SIDE = 128
+"""A page's light is measured on it brought down to this shorter side (`light_gain`)."""
+EVEN_LIGHT_WINDOW = 1 / 16
+"""The light around a point is the median of the page's light within this share of its shorter side (`light_gain`):
+wider than a line of print, so that the print does not count, narrower than a shadow."""
+EVEN_LIGHT_LEVEL = 75
+"""The light a page is evened to: this percentile of the light around its points (`light_gain`), the paper's where it
+covers a quarter of the page or more (a scan's dark border, a shadow over half the page do not set it)."""
+EVEN_LIGHT_MIN_SIDE = 256
+"""A page whose shorter side is under this many pixels is kept as it is (`light_gain`): a few lines of its print fill
+the window its light would be measured over."""
+EVEN_LIGHT_GAIN = (0.5, 2.0)
+"""The most a point of the page is darkened or lightened (`light_gain`): a picture or a box printed in reverse,
+darker than the paper over more than `EVEN_LIGHT_WINDOW`, stays darker than the paper."""
+
+
+def light_gain(luminance: np.ndarray) -> np.ndarray:
+    """What evens the light of an 8-bit luminance page, as a camera's page in the shade of a hand or lit from one side
+    needs: for each pixel, the page's light (`EVEN_LIGHT_LEVEL`) over the light around it (the median within
+    `EVEN_LIGHT_WINDOW` of the page's shorter side, measured at `EVEN_LIGHT_SIDE`), at most `EVEN_LIGHT_GAIN`; 1
+    everywhere on a page under `EVEN_LIGHT_MIN_SIDE`. The medians take the paper's light in either polarity, light
+    print on dark as dark on light. `even_light` applies it."""
+    from scipy import ndimage
+
+    luminance = np.asarray(luminance)
+    height, width = luminance.shape[:2]
+    if min(height, width) < EVEN_LIGHT_MIN_SIDE:
+        return np.ones((height, width), dtype=np.float32)
+    # Brought down in two steps: averaged to four times the measuring side, then each 4 x 4 block's median, so that
+    # the print's pixels, a minority of most blocks, do not darken the paper's light.
+    factor = max(1.0, min(height, width) / (4 * EVEN_LIGHT_SIDE))
+    size = (round(width / factor) // 4 * 4, round(height / factor) // 4 * 4)
+    small = np.asarray(Image.fromarray(luminance).resize(size, Image.Resampling.BOX), dtype=np.float32)
+    blocks = np.median(small.reshape(size[1] // 4, 4, size[0] // 4, 4).transpose(0, 2, 1, 3).reshape(
+        size[1] // 4, size[0] // 4, 16), axis=2)
+    window = max(3, round(EVEN_LIGHT_WINDOW * min(blocks.shape)))
+    around = np.maximum(ndimage.median_filter(blocks, size=window, mode="nearest"), 1.0)
+    gain = np.clip(float(np.percentile(around, EVEN_LIGHT_LEVEL)) / around, *EVEN_LIGHT_GAIN).astype(np.float32)
+    return np.asarray(Image.fromarray(gain).resize((width, height), Image.Resampling.BILINEAR))
+
+
+def even_light(pixels: np.ndarray, gain: np.ndarray | None = None) -> np.ndarray:
+    """An 8-bit page (luminance, or colour with the channels last) with its light made even: times `gain`
+    (`light_gain` of its luminance when not given)."""
+    pixels = np.asarray(pixels)
+    if gain is None:
+        gain = light_gain(pixels if pixels.ndim == 2 else np.asarray(Image.fromarray(pixels).convert("L")))
+    if np.all(gain == 1):
+        return pixels
+    return np.clip(pixels * (gain if pixels.ndim == 2 else gain[..., None]), 0, 255).round().astype(np.uint8)
 
 
 CORE_INSET_RATIO = 0.25
@@ -213,9 +273,10 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         return -(-resized_width // divisor) * divisor, -(-resized_height // divisor) * divisor
 
     def grey_page(self, image) -> Image.Image:
-        """The page as 8-bit grey, dark text on light."""
+        """The page as 8-bit grey, its light made even (`even_light`), dark text on light."""
         grey = load_image(image).convert("L")
-        light = self.text_polarity == "light" or self.text_polarity == "auto" and page_has_light_text(np.asarray(grey))
+        light = self.text_polarity == "light" or self.text_polarity == "auto" and page_has_light_text(
+            even_light(np.asarray(grey)))
         return Image.eval(grey, lambda value: 255 - value) if light else grey
 
     def preprocess(self, images, annotations: Sequence[Sequence[Polygon]] | None = None, label_stride: int = 2,

@@ -46,6 +46,8 @@ from .image_processing_line_detection import (
     CORE_INSET_RATIO,
     box_to_polygon,
     DETECTION_THRESHOLD,
+    even_light,
+    light_gain,
     Polygon,
     page_has_light_text,
     polygon_part,
@@ -1182,6 +1184,23 @@ def crop_line(page: Image.Image, polygon: Polygon, paper=None) -> Image.Image:
                           fillcolor=paper_colour(page) if paper is None else paper)
 
 
+UNEVEN_LINE_GAIN_RATIO = 1.1
+"""A line is cut from the page with its light evened (`even_light`) where the light along it varies more than this: its
+`light_gain` in its box, the 95th percentile over the 5th (a line across a shadow's edge); a line lit evenly, in the
+light or in the shade, is cut from the page as it is, which the recognizer's own normalisation reads."""
+
+
+def unevenly_lit(gain: np.ndarray, polygon: Polygon) -> bool:
+    """Whether the light along the line of `polygon` varies by more than `UNEVEN_LINE_GAIN_RATIO` (`gain`: the page's
+    `light_gain`)."""
+    x0, y0, x1, y1 = (int(round(value)) for value in polygon_to_box(polygon))
+    inside = gain[max(0, y0):max(0, y1), max(0, x0):max(0, x1)]
+    if not inside.size:
+        return False
+    low, high = np.percentile(inside, [5, 95])
+    return bool(high > UNEVEN_LINE_GAIN_RATIO * low)
+
+
 def paper_colour(page: Image.Image):
     """The page's paper colour (the 90th percentile of its grey), as a fill value for its mode."""
     value = int(np.percentile(np.asarray(page.convert("L")), 90))
@@ -1500,7 +1519,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     else:
         rotation, found = 0, run_detector(detector, given, threshold)
     page = turned(given, rotation)
-    grey = np.asarray(page.convert("L"))
+    gain = light_gain(np.asarray(page.convert("L")))  # a page in a shadow is looked at evenly lit
+    grey = even_light(np.asarray(page.convert("L")), gain)
     kept = distinct_lines(grey, found["boxes"])
     polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
     detected_scores = [score for score, keep in zip(found["scores"], kept) if keep]
@@ -1548,7 +1568,9 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
         polygons.append(mark)
         scores.append(scores[partner])
         sources.append(sources[partner])
-    crops = {index: crop_line(page, numbered[source] if index in page_numbers else polygon, paper)
+    evened = Image.fromarray(even_light(np.asarray(page), gain)) if np.any(gain != 1) else page
+    crops = {index: crop_line(evened if unevenly_lit(gain, polygon) else page,
+                              numbered[source] if index in page_numbers else polygon, paper)
              for index, (polygon, source) in enumerate(zip(polygons, sources)) if index not in glyphs}
     readings: dict[int, LineReading] = {}
     if crops:

@@ -13,6 +13,7 @@ from textrec.modeling import LineDetectorConfig, LineDetectorForTextLineDetectio
 from textrec.processing import LineDetectionImageProcessor
 from textrec.processing.image_processing_line_detection import (
     box_to_polygon,
+    even_light,
     line_core,
     page_has_light_text,
     polygon_part,
@@ -657,6 +658,52 @@ def test_a_page_with_a_dark_scanner_border_has_dark_text():
     processor = LineDetectionImageProcessor(longest_edge=200)
     values = processor.preprocess([Image.fromarray(scanned)])["pixel_values"][0, 0].numpy()
     assert values[100, 100] > 0.5  # the paper's middle stays light: the page was not inverted
+
+
+def in_shadow(page: Image.Image, start: int, light: float = 0.5, edge: int = 40) -> Image.Image:
+    """`page` with the light falling to `light` right of `start` (a hand's or a phone's shadow), over `edge` pixels."""
+    pixels = np.asarray(page, dtype=np.float64)
+    ramp = np.clip((np.arange(pixels.shape[1]) - start) / edge, 0, 1)
+    return Image.fromarray((pixels * (1 - (1 - light) * ramp)[None, :]).round().astype(np.uint8))
+
+
+def test_even_light_lifts_a_shadow_and_keeps_an_evenly_lit_page_and_a_box_printed_in_reverse():
+    page, _, _ = newspaper_with_column_rules()
+    even = np.asarray(page)
+    shadowed = np.asarray(in_shadow(page, 500))
+    assert not page_has_light_text(shadowed)  # told with the light evened, in either polarity
+    assert page_has_light_text(np.asarray(in_shadow(Image.fromarray(255 - even), 500)))
+    lifted = even_light(shadowed)
+    paper = even > 200
+    assert abs(np.median(lifted[:, 600:][paper[:, 600:]]) - np.median(lifted[:, :400][paper[:, :400]])) <= 12
+    assert np.abs(even_light(even).astype(int) - even)[paper].max() <= 8 and np.median(even_light(even)[~paper]) <= 60
+    boxed = even.copy()
+    boxed[200:600, 100:500] = 20  # a box printed in reverse, wider than the window the light is measured over
+    boxed[380:400, 150:450] = 240
+    evened = even_light(boxed)
+    assert np.median(evened[220:360, 120:480]) <= 45 and np.median(evened[382:398, 160:440]) >= 200
+
+
+def test_a_page_in_shadow_is_read_as_the_page_lit_evenly(monkeypatch):
+    """The shadow of a hand over a third of a page of three columns parted by printed rules: the page is not taken
+    for light print on dark, the rule in the shadow is found, and every line is read column by column as on the page
+    lit evenly; the detector's input is the page evened too."""
+    from textrec.processing import page_reading
+    from textrec.processing.inference import LineReading
+
+    page, polygons, _ = newspaper_with_column_rules()
+    monkeypatch.setattr(page_reading, "iter_recognize", lambda model, processor, crops, **kwargs: (
+        (index, LineReading("print", 0.99, []), None) for index in range(len(crops))))
+    detector = lambda image: {"scores": [0.9] * len(polygons), "polygons": polygons,
+                              "boxes": [polygon_to_box(polygon) for polygon in polygons]}
+    lit = page_reading.read_page(page, (None, None), detector, auto_rotate=False)
+    shaded = page_reading.read_page(in_shadow(page, 500), (None, None), detector, auto_rotate=False)
+    assert len(lit.lines) == 3 * len(polygons) // 2
+    assert [line.box for line in shaded.lines] == [line.box for line in lit.lines]
+    starts = [line.box[0] for line in lit.lines]
+    assert starts == sorted(starts)  # column by column
+    values = LineDetectionImageProcessor(longest_edge=500).preprocess([in_shadow(page, 500)])["pixel_values"][0, 0]
+    assert values[5, 5] > 0.9  # the paper in the light stays light: the detector is given dark print on light
 
 
 def test_a_skewed_line_is_cut_out_level():

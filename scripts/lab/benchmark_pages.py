@@ -21,7 +21,9 @@ as the other real sets (`real_sets.split_of`: one page in five held out). For ea
 `--scale 0.5` reads every page as if scanned at half its resolution (resized bilinearly, both engines; the boxes
 scaled alike): what a reader does with a user's smaller scan of the same page. `--rotate 90` (180, 270) reads every
 page turned so many degrees counter-clockwise, as a page put on the scanner sideways or upside down (both engines; the
-boxes turned alike; Tesseract's page mode, `--psm 3`, reads a page as it lies).
+boxes turned alike; Tesseract's page mode, `--psm 3`, reads a page as it lies). `--shadow 0.5` reads every page in the
+shadow of a hand or a phone, as a page photographed often is: the light falling to half right of a slanting edge
+(`shadowed_page`, both engines).
 
 `--two_columns 1.5` reads two-column pages made of the real ones: each page's text block (its lines' boxes and a line's
 height of paper around them) set beside the next page's of the same document (`page_runs`), the second scaled to the
@@ -202,11 +204,15 @@ def main() -> None:
                         help="With --two_columns: set so many pages' text blocks side by side (2 or more).")
     parser.add_argument("--column_rule", action="store_true",
                         help="With --two_columns: a printed rule down the middle of the gutter.")
+    parser.add_argument("--shadow", type=float, metavar="LIGHT",
+                        help="Read every page in a shadow: the light falls to LIGHT (0-1) over its right part.")
     parser.add_argument("--across_documents", action="store_true",
                         help="With --two_columns: set each page beside pages of other documents (`page_runs`).")
     args = parser.parse_args()
     if args.scale <= 0:
         parser.error(f"--scale must be positive, got {args.scale}")
+    if args.shadow is not None and not 0 < args.shadow <= 1:
+        parser.error(f"--shadow is the light left in the shadow, in (0, 1]; got {args.shadow}")
     if args.two_columns is not None and args.two_columns < 0:
         parser.error(f"--two_columns must be at least 0, got {args.two_columns}")
     if args.column_rule and args.two_columns is None:
@@ -237,6 +243,8 @@ def main() -> None:
         if args.scale != 1.0:
             path = scaled_page(path, args.scale, Path(scratch.name))
             expected = [([coordinate * args.scale for coordinate in box], text) for box, text in expected]
+        if args.shadow is not None:
+            path = shadowed_page(path, args.shadow, Path(scratch.name))
         if args.rotate:
             path, size = turned_page(path, args.rotate, Path(scratch.name))
             expected = [(turned_box(box, args.rotate, *size), text) for box, text in expected]
@@ -375,6 +383,28 @@ def scaled_page(path: Path, scale: float, folder: Path) -> Path:
     return target
 
 
+SHADOW_EDGE = (0.4, 0.6)
+"""`--shadow`: the shadow's edge runs from this share of the page's width at its top to this share at its foot."""
+SHADOW_SOFTNESS = 0.05
+"""`--shadow`: the light falls over this share of the page's width at the shadow's edge."""
+
+
+def shadowed_page(path: Path, light: float, folder: Path) -> Path:
+    """The page at `path` in a shadow, as a hand or a phone casts one on a page photographed: the light falls to
+    `light` right of a slanting edge (`SHADOW_EDGE`, soft over `SHADOW_SOFTNESS` of the width), written to `folder`
+    as PNG."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        pixels = np.asarray(image.convert("RGB"), dtype=np.float64)
+    height, width = pixels.shape[:2]
+    edge = width * np.linspace(*SHADOW_EDGE, height)[:, None]
+    shade = np.clip((np.arange(width)[None, :] - edge) / (SHADOW_SOFTNESS * width) + 0.5, 0, 1)
+    target = folder / f"{path.stem}-shadowed.png"
+    Image.fromarray((pixels * (1 - (1 - light) * shade)[..., None]).round().astype(np.uint8)).save(target)
+    return target
+
+
 def turned_page(path: Path, rotation: int, folder: Path) -> tuple[Path, tuple[int, int]]:
     """The page at `path` turned `rotation` degrees counter-clockwise, written to `folder` as PNG, and the size of
     the page before it was turned."""
@@ -400,6 +430,7 @@ def turned_box(box: list[float], rotation: int, width: int, height: int) -> list
 def summarise(rows: list[dict], args) -> str:
     command = "python scripts/lab/" + " ".join(Path(sys.argv[0]).name.split()) + " " + " ".join(sys.argv[1:])
     scanned = "" if args.scale == 1.0 else f", resized by {args.scale:g} (as if scanned at {args.scale:g}x the resolution)"
+    scanned += f", in a shadow: the light falling to {args.shadow:g} over its right part" if args.shadow is not None else ""
     scanned += f", turned {args.rotate} degrees counter-clockwise" if args.rotate else ""
     if args.two_columns is not None:
         beside = "the next's as two" if args.columns == 2 else f"the next {args.columns - 1} pages' as {args.columns}"
