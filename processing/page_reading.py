@@ -1494,8 +1494,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     reads each with `recognizer` (the model and processor of `load_recognizer`), reads those read with a
     `character_confidence` under `min_character_confidence` again narrowed (`narrowed_line`: double-width print), leaves
     out those still read so (marks that are not text; 0 keeps every run; a page number between dashes is kept: the
-    dashes say it is text) and joins the
-    runs of each printed line. `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the
+    dashes say it is text), joins the runs of each printed line and leaves out a line read as no letter or digit (a
+    speck or an ornament read as `-`, `*`; 0 keeps them too). `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the
     recognizer's `generate()` reads); with `old_umlauts` the page's umlauts are then written alike
     (`write_page_umlauts_alike`). With `auto_rotate` (the default) a page on its side or upside down is read
     turned upright (`page_orientation`; `PageReading.rotation`), its boxes given in the image's pixels. An image of
@@ -1599,6 +1599,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
             index in page_numbers or character_confidence(readings[index]) >= min_character_confidence)]
         texts = [f"{PAGE_NUMBER_DASH} {readings[index].text} {PAGE_NUMBER_DASH}" if index in page_numbers
                  else readings[index].text for index in row]
+        if min_character_confidence > 0 and not any(character.isalnum() for text in texts for character in text):
+            texts = []  # a speck, a smudge or an ornament read as marks alone (`-`, `*`, `\`): no line of text
         if texts:
             boxes = np.asarray([polygon_to_box(polygons[index]) for index in row])
             lines.append(PageLine(

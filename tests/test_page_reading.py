@@ -764,6 +764,29 @@ def test_runs_read_with_unlikely_characters_are_left_out_of_the_page(monkeypatch
     assert searches == [None, 1]  # the recognizer's own search unless told
 
 
+def test_a_line_read_as_marks_alone_is_left_out_of_the_page(monkeypatch):
+    """Specks on the paper and an ornament's flourish read confidently as `-`, `*` or `\\` make no line of text: a line
+    read as no letter or digit is left out (a minimum character confidence of 0 keeps it); a line of words with marks
+    in it, and a page number between its dashes, are kept."""
+    from textrec.processing import page_reading
+    from textrec.processing.inference import LineReading
+
+    texts = ["Aufklärung ist der Ausgang", "--", "* )", "— „Nun", "12"]
+    monkeypatch.setattr(page_reading, "iter_recognize", lambda model, processor, crops, **kwargs: (
+        (index, LineReading(texts[index] if len(crops) == len(texts) else "", 0.99, []), None)
+        for index in range(len(crops))))
+    boxes = [[20.0, 20 + 50 * row, 380.0, 50 + 50 * row] for row in range(len(texts))]
+    detector = lambda page: {"scores": [0.9] * len(boxes), "boxes": boxes,
+                             "polygons": [box_to_polygon(box) for box in boxes]}
+    page = Image.new("L", (400, 280), 255)
+    for box in boxes:
+        ImageDraw.Draw(page).rectangle([box[0] + 5, box[1] + 8, box[2] - 5, box[3] - 8], fill=0)
+    read = page_reading.read_page(page, (None, None), detector, auto_rotate=False)
+    assert read.text.split("\n") == ["Aufklärung ist der Ausgang", "— „Nun", "12"]
+    every = page_reading.read_page(page, (None, None), detector, auto_rotate=False, min_character_confidence=0.0)
+    assert every.text.split("\n") == texts
+
+
 def test_a_run_read_doubtfully_is_read_again_narrowed(monkeypatch):
     """A run read under the confidence floor is read again narrowed (`narrowed_line`: 0.6 of its width, softened), and
     that reading is taken where it is confident (`NARROWED_MIN_CONFIDENCE`) and more so than the first; a run read
