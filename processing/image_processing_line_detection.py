@@ -273,10 +273,9 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         return -(-resized_width // divisor) * divisor, -(-resized_height // divisor) * divisor
 
     def grey_page(self, image) -> Image.Image:
-        """The page as 8-bit grey, its light made even (`even_light`), dark text on light."""
+        """The page as 8-bit grey, dark text on light (its polarity told with its light evened, `page_has_light_text`)."""
         grey = load_image(image).convert("L")
-        light = self.text_polarity == "light" or self.text_polarity == "auto" and page_has_light_text(
-            even_light(np.asarray(grey)))
+        light = self.text_polarity == "light" or self.text_polarity == "auto" and page_has_light_text(np.asarray(grey))
         return Image.eval(grey, lambda value: 255 - value) if light else grey
 
     def preprocess(self, images, annotations: Sequence[Sequence[Polygon]] | None = None, label_stride: int = 2,
