@@ -1519,8 +1519,9 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     else:
         rotation, found = 0, run_detector(detector, given, threshold)
     page = turned(given, rotation)
-    gain = light_gain(np.asarray(page.convert("L")))  # a page in a shadow is looked at evenly lit
-    grey = even_light(np.asarray(page.convert("L")), gain)
+    grey = np.asarray(page.convert("L"))
+    gain = light_gain(grey)  # a page in a shadow is looked at evenly lit
+    grey = even_light(grey, gain)
     kept = distinct_lines(grey, found["boxes"])
     polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
     detected_scores = [score for score, keep in zip(found["scores"], kept) if keep]
@@ -1568,8 +1569,9 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
         polygons.append(mark)
         scores.append(scores[partner])
         sources.append(sources[partner])
-    evened = Image.fromarray(even_light(np.asarray(page), gain)) if np.any(gain != 1) else page
-    crops = {index: crop_line(evened if unevenly_lit(gain, polygon) else page,
+    uneven = {index for index, polygon in enumerate(polygons) if unevenly_lit(gain, polygon)}
+    evened = Image.fromarray(even_light(np.asarray(page), gain)) if uneven else page
+    crops = {index: crop_line(evened if index in uneven else page,
                               numbered[source] if index in page_numbers else polygon, paper)
              for index, (polygon, source) in enumerate(zip(polygons, sources)) if index not in glyphs}
     readings: dict[int, LineReading] = {}

@@ -276,25 +276,22 @@ def page_runs(pages: list[dict], length: int = 2, across_documents: bool = False
     column and as a right one. With `across_documents`, each page of a subset with the pages 1/`length`, 2/`length`,
     ... of the subset's pages after it (in file order, round the end), the runs in which no two pages are of one
     document: columns of other books, their type, paper and scale unlike (a page scanned darker beside a lighter)."""
-    if across_documents:
-        runs = []
-        for subset in dict.fromkeys(page["subset"] for page in pages):
-            group = [page for page in pages if page["subset"] == subset]
+    runs = []
+    for subset in dict.fromkeys(page["subset"] for page in pages):
+        group = [page for page in pages if page["subset"] == subset]
+        if across_documents:
             step = max(1, len(group) // length)
             for start in range(len(group)):
                 run = tuple(group[(start + k * step) % len(group)] for k in range(length))
                 if len({page["document"] for page in run}) == length:
                     runs.append(run)
-        return runs
-    runs = []
-    for subset in dict.fromkeys(page["subset"] for page in pages):
+            continue
         documents: dict[str, list[dict]] = {}
-        for page in pages:
-            if page["subset"] == subset:
-                documents.setdefault(page["document"], []).append(page)
-        alone = [group[0] for group in documents.values() if len(group) == 1]
-        for group in [group for group in documents.values() if len(group) > 1] + [alone]:
-            runs += list(zip(*(group[start:] for start in range(length))))
+        for page in group:
+            documents.setdefault(page["document"], []).append(page)
+        alone = [pages_of[0] for pages_of in documents.values() if len(pages_of) == 1]
+        for pages_of in [pages_of for pages_of in documents.values() if len(pages_of) > 1] + [alone]:
+            runs += list(zip(*(pages_of[start:] for start in range(length))))
     return runs
 
 
