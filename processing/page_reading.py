@@ -277,12 +277,14 @@ runs read as they lie (their mean), and at least `min_character_confidence`: a t
 stack of runs too, reads better as it lies."""
 
 
-def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int], list[int]]:
+def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon],
+                    light_text: bool | None = None) -> tuple[list[Polygon], list[int], list[int]]:
     """The detected runs, each short run (`PAGE_NUMBER_MAX_HEIGHTS`) with a dash on both sides (`DASH_*`; ink inside
     no other run) lengthened over its dashes, and the runs it then covers (their boxes four fifths inside its box)
     left out (a shorter run lengthened alike among them: a piece of the number detected again); with the index of
     the run each comes from, and the indices (in the runs returned) of those lengthened:
-    page numbers set `— 170 —`, whose number is read alone and written between `PAGE_NUMBER_DASH`es."""
+    page numbers set `— 170 —`, whose number is read alone and written between `PAGE_NUMBER_DASH`es.
+    `light_text`: the page's polarity where the caller has told it (None: `page_has_light_text` tells)."""
     polygons = [[list(point) for point in polygon] for polygon in polygons]
     boxes = np.asarray([polygon_to_box(polygon) for polygon in polygons]).reshape(-1, 4)
     heights = boxes[:, 3] - boxes[:, 1]
@@ -291,7 +293,7 @@ def flanking_dashes(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list
         return polygons, list(range(len(polygons))), []
     from scipy import ndimage
 
-    ink = _page_ink(grey)
+    ink = _page_ink(grey, light_text)
     lengthened = []
     for index in np.flatnonzero(short).tolist():
         x0, y0, x1, y1 = boxes[index]
@@ -612,11 +614,18 @@ def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:
     return [sorted(row, key=lambda i: boxes[i, 0]) for row in sorted(rows, key=lambda r: boxes[r, 1].min())]
 
 
-def _page_ink(grey: np.ndarray) -> np.ndarray:
-    """The page's ink: `grey` (its luminance) below its Otsu threshold, light print on dark turned first."""
+def _is_light_text(grey: np.ndarray, light_text: bool | None) -> bool:
+    """`light_text` where the caller has told the page's polarity (a page is looked at many times over), else
+    `page_has_light_text` of `grey`."""
+    return page_has_light_text(grey) if light_text is None else light_text
+
+
+def _page_ink(grey: np.ndarray, light_text: bool | None = None) -> np.ndarray:
+    """The page's ink: `grey` (its luminance) below its Otsu threshold, light print on dark turned first (`light_text`;
+    None: told from the page, `page_has_light_text`)."""
     from .image_processing_text_recognition import otsu_threshold
 
-    grey = 255 - grey if page_has_light_text(grey) else grey
+    grey = 255 - grey if _is_light_text(grey, light_text) else grey
     return grey < otsu_threshold(grey)
 
 
@@ -634,20 +643,21 @@ def _line_axis(polygon: Polygon) -> tuple[np.ndarray, np.ndarray, float]:
     return (top_left + bottom_left) / 2, (top_right + bottom_right) / 2, height
 
 
-def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[float]:
+def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon], light_text: bool | None = None) -> list[float]:
     """The printed rules running across the page's text: rows of unbroken ink (but breaks of `RULE_GAP` pixels, and
     `RULE_WANDER_HEIGHTS` up or down) in
     strokes of at least `RULE_MIN_RUN_HEIGHTS` line heights that together span `RULE_MIN_SHARE` of the width the
     detected lines span, at most `RULE_MAX_HEIGHTS` line heights thick (print's letters are apart: no row of a line of
     text is unbroken for long). Each rule as its height in the upright frame of `_upright_boxes` (the page turned by
-    its skew), top to bottom. `grey` is the page's luminance; light print on dark is turned first."""
+    its skew), top to bottom. `grey` is the page's luminance; light print on dark is turned first.
+    `light_text`: the page's polarity where the caller has told it (None: `page_has_light_text` tells)."""
     if len(polygons) < 2 or min(grey.shape) < 2:
         return []
     from scipy import ndimage
 
     upright, _, line_height = _core_boxes(polygons)
     skew = page_skew(polygons)
-    ink = _page_ink(grey)
+    ink = _page_ink(grey, light_text)
     rows, columns = ink.shape
     # Level the page: row r of column c holds what lies on the page's slope through that row's left end.
     shift = np.round(np.arange(columns) * math.tan(skew)).astype(np.int64)
@@ -674,18 +684,19 @@ def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[floa
             if end - start <= max(3.0, RULE_MAX_HEIGHTS * line_height) + wander]
 
 
-def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[float, float, float]]:
+def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon],
+                   light_text: bool | None = None) -> list[tuple[float, float, float]]:
     """The printed rules between the page's columns: vertical strokes of ink at least `COLUMN_RULE_MIN_HEIGHTS` line
     heights long (breaks of `RULE_GAP` pixels closed), at most `RULE_MAX_HEIGHTS` line heights thick in each row (a
     rule may wander sideways over more: a page scanned small, skewed or warped), each as `(x, top, bottom)` in page
     pixels (x: its mean over its thin rows), left to right. `grey` is the page's luminance; light print on dark is turned
-    first."""
+    first. `light_text`: the page's polarity where the caller has told it (None: `page_has_light_text` tells)."""
     if len(polygons) < 2 or min(grey.shape) < 2:
         return []
     from scipy import ndimage
 
     _, _, line_height = _core_boxes(polygons)
-    ink = ndimage.binary_closing(_page_ink(grey), structure=np.ones((2 * RULE_GAP + 1, 1), dtype=bool))
+    ink = ndimage.binary_closing(_page_ink(grey, light_text), structure=np.ones((2 * RULE_GAP + 1, 1), dtype=bool))
     columns, tops, bottoms = _vertical_runs(ink)
     long_run = bottoms - tops >= COLUMN_RULE_MIN_HEIGHTS * line_height
     columns, tops, bottoms = columns[long_run], tops[long_run], bottoms[long_run]
@@ -708,17 +719,18 @@ def vertical_rules(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
 
 
 def table_rules(grey: np.ndarray, polygons: Sequence[Polygon],
-                rules: Sequence[tuple[float, float, float]]) -> list[tuple[float, float, float]]:
+                rules: Sequence[tuple[float, float, float]],
+                light_text: bool | None = None) -> list[tuple[float, float, float]]:
     """The `rules` (`vertical_rules`) that ruled rows cross as a table's are (`TABLE_MIN_ROWS`, `TABLE_ROW_MAX_HEIGHTS`):
     horizontal strokes of ink unbroken (but for `RULE_GAP` pixels) from a line height left of the rule to a line height
     right of it, counted along the rule's length. `grey` is the page's luminance; light print on dark is turned
-    first."""
+    first. `light_text`: the page's polarity where the caller has told it (None: `page_has_light_text` tells)."""
     if not rules:
         return []
     from scipy import ndimage
 
     _, _, line_height = _core_boxes(polygons)
-    ink = ndimage.binary_closing(_page_ink(grey), structure=np.ones((1, 2 * RULE_GAP + 1), dtype=bool))
+    ink = ndimage.binary_closing(_page_ink(grey, light_text), structure=np.ones((1, 2 * RULE_GAP + 1), dtype=bool))
     reach = max(1, round(line_height))
     tables = []
     for x, top, bottom in rules:
@@ -734,10 +746,10 @@ GUTTER_CELL_HEIGHTS = 1 / 12
 """`column_gutters` looks at the page in cells of this many line heights (a cell is ink where any of its pixels is)."""
 
 
-def _levelled_ink(grey: np.ndarray, skew: float, cell: int) -> np.ndarray:
+def _levelled_ink(grey: np.ndarray, skew: float, cell: int, light_text: bool | None = None) -> np.ndarray:
     """The page's ink (`_page_ink`) in cells of `cell` pixels, levelled by `skew`: column c of row r holds what lies on
     the page's vertical through that column's top end."""
-    ink = _page_ink(grey)
+    ink = _page_ink(grey, light_text)
     rows, columns = ink.shape[0] // cell, ink.shape[1] // cell
     ink = ink[:rows * cell, :columns * cell].reshape(rows, cell, columns, cell).any(axis=(1, 3))
     shift = np.round(-np.arange(rows) * math.tan(skew)).astype(np.int64)
@@ -748,14 +760,16 @@ def _levelled_ink(grey: np.ndarray, skew: float, cell: int) -> np.ndarray:
     return ink
 
 
-def column_gutters(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[float, float, float]]:
+def column_gutters(grey: np.ndarray, polygons: Sequence[Polygon],
+                   light_text: bool | None = None) -> list[tuple[float, float, float]]:
     """The gutters between columns that the detector joined lines across: vertical bands of paper
     `GUTTER_MIN_WIDTH_HEIGHTS` to `GUTTER_MAX_WIDTH_HEIGHTS` line heights wide and at least `GUTTER_MIN_HEIGHTS` long
     (but for `GUTTER_MAX_INK_SHARE` of its rows), with lines beside them all along (`GUTTER_LINES_SHARE`), at least
     `GUTTER_MIN_CROSSINGS` of which cross them at their middle with `COLUMN_MIN_LINE_HEIGHTS` line heights on each side:
     a newspaper's columns set without rules between them. Each as `(x, top, bottom)` in page pixels, left to right, as
     `vertical_rules` gives the printed rules. The page is levelled by its skew first; `grey` is its luminance, light
-    print on dark turned."""
+    print on dark turned.
+    `light_text`: the page's polarity where the caller has told it (None: `page_has_light_text` tells)."""
     if len(polygons) < GUTTER_MIN_CROSSINGS or min(grey.shape) < 2:
         return []
     from scipy import ndimage
@@ -763,7 +777,7 @@ def column_gutters(grey: np.ndarray, polygons: Sequence[Polygon]) -> list[tuple[
     _, _, line_height = _core_boxes(polygons)
     skew = page_skew(polygons)
     cell = max(1, int(GUTTER_CELL_HEIGHTS * line_height))
-    ink = _levelled_ink(grey, skew, cell)
+    ink = _levelled_ink(grey, skew, cell, light_text)
     rows, columns = ink.shape
     height = line_height / cell  # in cells from here on
     half_width = max(1, round(GUTTER_MIN_WIDTH_HEIGHTS * height / 2))
@@ -1076,11 +1090,12 @@ def split_at_columns(polygons: Sequence[Polygon], rules: Sequence[float] = (),
     return pieces, sources
 
 
-def distinct_lines(grey: np.ndarray, boxes: Sequence[Sequence[float]]) -> list[bool]:
+def distinct_lines(grey: np.ndarray, boxes: Sequence[Sequence[float]], light_text: bool | None = None) -> list[bool]:
     """Which detected lines are printed on this side of the page: each line's contrast (its paper's grey, the 60th
     percentile of its box, less its ink's, the 5th) against the page's median line contrast (`FAINT_CONTRAST_SHARE`).
-    Light text on dark is turned first (`page_has_light_text`)."""
-    if page_has_light_text(grey):
+    Light text on dark is turned first (`page_has_light_text`).
+    `light_text`: the page's polarity where the caller has told it (None: `page_has_light_text` tells)."""
+    if _is_light_text(grey, light_text):
         grey = 255 - grey
     contrasts = []
     for x0, y0, x1, y1 in boxes:
@@ -1134,20 +1149,21 @@ def _found_elsewhere(box: np.ndarray, boxes: np.ndarray, index: int) -> bool:
     return covered >= STACKED_FOUND_SHARE * (x1 - x0)
 
 
-def split_stacked_lines(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int]]:
+def split_stacked_lines(grey: np.ndarray, polygons: Sequence[Polygon],
+                        light_text: bool | None = None) -> tuple[list[Polygon], list[int]]:
     """The detected runs with each that holds printed lines stacked one above the other cut into them: a run at least
     `STACKED_MIN_HEIGHTS` times the page's median run height whose rows of ink, cut out upright, part into bands
     (`_stacked_bands`). A band whose line the detector also found in other runs (`_found_elsewhere`: the run took the
     line above or below with its own) is left to them; each other band becomes a part reaching
     `STACKED_CONTEXT_HEIGHTS` median heights across a cut. Returns the runs and parts, and the index of the run each
-    came from."""
+    came from. `light_text`: the page's polarity where the caller has told it (None: `page_has_light_text` tells)."""
     if len(polygons) < 3:
         return list(polygons), list(range(len(polygons)))
     heights = [_line_axis(polygon)[2] for polygon in polygons]
     typical = float(np.median(heights))
     if not any(height >= STACKED_MIN_HEIGHTS * typical for height in heights):
         return list(polygons), list(range(len(polygons)))
-    dark_text = 255 - grey if page_has_light_text(grey) else grey
+    dark_text = 255 - grey if _is_light_text(grey, light_text) else grey
     page = Image.fromarray(np.ascontiguousarray(dark_text))
     paper = paper_colour(page)
     boxes = np.asarray([polygon_to_box(polygon) for polygon in polygons], dtype=np.float64)
@@ -1351,18 +1367,20 @@ def read_line_image(image: Image.Image, recognizer, batch_size: int = 32, decodi
     return PageReading(width=width, height=height, lines=lines)
 
 
-def missed_marks(grey: np.ndarray, polygons: Sequence[Polygon]) -> tuple[list[Polygon], list[int]]:
+def missed_marks(grey: np.ndarray, polygons: Sequence[Polygon],
+                 light_text: bool | None = None) -> tuple[list[Polygon], list[int]]:
     """Runs for the ink the detector left out on the printed lines of its runs (`MISSED_MARK_MIN_HEIGHT`), each
     with the run on its line it lies nearest to: the page's ink outside every run's box, in marks (8-connected) lying
     within a run's height, joined along the line, each group boxed at that run's height, reaching a quarter of it
     beyond the ink at each end as the detector's boxes do. Ink within `MISSED_MARK_GAP` of that height from a run on
-    its level is that run's own print, which its box cut short (the run reads it or not)."""
+    its level is that run's own print, which its box cut short (the run reads it or not).
+    `light_text`: the page's polarity where the caller has told it (None: `page_has_light_text` tells)."""
     from scipy import ndimage
 
     boxes = np.asarray([polygon_to_box(polygon) for polygon in polygons], dtype=np.float64).reshape(-1, 4)
     if not len(boxes):
         return [], []
-    ink = _page_ink(grey)
+    ink = _page_ink(grey, light_text)
     covered = np.zeros_like(ink)
     for x0, y0, x1, y1 in boxes:
         covered[max(int(y0), 0):max(math.ceil(y1), 0), max(int(x0), 0):max(math.ceil(x1), 0)] = True
@@ -1522,27 +1540,29 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     grey = np.asarray(page.convert("L"))
     gain = light_gain(grey)  # a page in a shadow is looked at evenly lit
     grey = even_light(grey, gain)
-    kept = distinct_lines(grey, found["boxes"])
+    light_text = page_has_light_text(grey)  # told once for every look at the page's ink below
+    kept = distinct_lines(grey, found["boxes"], light_text)
     polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
     detected_scores = [score for score, keep in zip(found["scores"], kept) if keep]
     paper = paper_colour(page)
     vertical = vertical_lines(page, polygons, detected_scores, recognizer, paper, min_character_confidence,
                               decoding=decoding, num_beams=num_beams, old_umlauts=old_umlauts)
-    polygons, detections = split_stacked_lines(grey, polygons)  # the detected run each polygon is (a piece of)
-    rules_between_columns = vertical_rules(grey, polygons)
+    # the detected run each polygon is (a piece of)
+    polygons, detections = split_stacked_lines(grey, polygons, light_text)
+    rules_between_columns = vertical_rules(grey, polygons, light_text)
     polygons, sources = split_at_column_rules(polygons, rules_between_columns)
     detections = [detections[source] for source in sources]
-    tables = table_rules(grey, polygons, rules_between_columns)
+    tables = table_rules(grey, polygons, rules_between_columns, light_text)
     rules_between_columns = [rule for rule in rules_between_columns if rule not in tables]
-    gutters = column_gutters(grey, polygons)
+    gutters = column_gutters(grey, polygons, light_text)
     polygons, sources = split_at_gutters(polygons, gutters)
     detections = [detections[source] for source in sources]
     rules_between_columns = sorted(rules_between_columns + gutters)
-    rules = horizontal_rules(grey, polygons)
+    rules = horizontal_rules(grey, polygons, light_text)
     polygons, sources = split_at_columns(polygons, rules, rules_between_columns)
     detections = [detections[source] for source in sources]
     numbered = polygons
-    polygons, sources, page_numbers = flanking_dashes(grey, polygons)
+    polygons, sources, page_numbers = flanking_dashes(grey, polygons, light_text)
     detections = [detections[source] for source in sources]
     rows = reading_order(polygons, rules, rules_between_columns)
     polygons, rows, members = join_line_pieces(polygons, rows, detections, rules_between_columns + tables,
@@ -1559,7 +1579,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
                       if any(detections[member] in stack for index in row for member in members[index])), len(rows) - 1)
         placed.setdefault(first, []).append(line)
     # ink the detector left out on a line is read with the line, in its place along it; the reading order is the runs'
-    marks, partners = missed_marks(grey, polygons)
+    marks, partners = missed_marks(grey, polygons, light_text)
     for mark, partner in zip(marks, partners):
         row = next((row for row in rows if partner in row), None)
         if row is None:

@@ -706,6 +706,32 @@ def test_a_page_in_shadow_is_read_as_the_page_lit_evenly(monkeypatch):
     assert values[5, 5] > 0.9  # the paper in the light stays light: the detector is given dark print on light
 
 
+def test_a_pages_polarity_is_told_once_and_its_looks_at_the_ink_read_alike_told_or_not(monkeypatch):
+    """`read_page` tells the page's polarity once for all its looks at the ink (each told it alone measures the
+    page's light again); each look given it finds what it finds telling it itself, in either polarity."""
+    from textrec.processing import page_reading
+    from textrec.processing.inference import LineReading
+
+    page, polygons, _ = newspaper_with_column_rules()
+    boxes = [polygon_to_box(polygon) for polygon in polygons]
+    for grey, light_text in ((np.asarray(page), False), (255 - np.asarray(page), True)):
+        assert page_reading.vertical_rules(grey, polygons, light_text) == page_reading.vertical_rules(grey, polygons)
+        assert page_reading.horizontal_rules(grey, polygons, light_text) == page_reading.horizontal_rules(
+            grey, polygons)
+        assert page_reading.column_gutters(grey, polygons, light_text) == page_reading.column_gutters(grey, polygons)
+        assert page_reading.distinct_lines(grey, boxes, light_text) == page_reading.distinct_lines(grey, boxes)
+        assert page_reading.missed_marks(grey, polygons, light_text) == page_reading.missed_marks(grey, polygons)
+        assert len(page_reading.vertical_rules(grey, polygons, light_text)) == 2  # found in either polarity
+    told = []
+    monkeypatch.setattr(page_reading, "page_has_light_text",
+                        lambda grey: told.append(grey.shape) or page_has_light_text(grey))
+    monkeypatch.setattr(page_reading, "iter_recognize", lambda model, processor, crops, **kwargs: (
+        (index, LineReading("print", 0.99, []), None) for index in range(len(crops))))
+    detector = lambda image: {"scores": [0.9] * len(polygons), "polygons": polygons, "boxes": boxes}
+    reading = page_reading.read_page(page, (None, None), detector, auto_rotate=False)
+    assert len(reading.lines) == 3 * len(polygons) // 2 and len(told) == 1
+
+
 def test_a_skewed_line_is_cut_out_level():
     page = Image.new("L", (400, 200), 255)
     ImageDraw.Draw(page).text((50, 80), "level text", fill=0, font=ImageFont.load_default(size=30))
