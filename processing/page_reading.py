@@ -422,11 +422,11 @@ def load_line_detector(model_name_or_path: str, device: str = "cpu"):
 @torch.no_grad()
 def detect_lines(detector, processor, image: Image.Image, threshold: float = DETECTION_THRESHOLD) -> dict:
     """The detector's lines of one page: `{"scores", "boxes", "polygons"}` in the page's pixels."""
-    edge = processor.longest_edge_for(image)
-    if edge != processor.longest_edge:  # small print: this page is detected larger
-        processor = copy.copy(processor)
-        processor.longest_edge = edge
-    inputs = processor.preprocess([image], return_tensors="pt")
+    grey = processor.grey_page(image)  # once, for the page's print and the detector's input alike
+    processor = copy.copy(processor)
+    processor.text_polarity = "dark"  # as `grey` is now
+    processor.longest_edge = processor.longest_edge_for(grey)  # larger for a page of small print
+    inputs = processor.preprocess([grey], return_tensors="pt")
     outputs = detector(pixel_values=inputs["pixel_values"].to(detector.device))
     return processor.post_process_line_detection(outputs, target_sizes=[(image.height, image.width)], threshold=threshold)[0]
 

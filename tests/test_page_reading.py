@@ -1,5 +1,6 @@
 """The text-line detector, its image processor, the data engine's pages, reading order and the page reader."""
 
+import copy
 import json
 import math
 import re
@@ -127,6 +128,30 @@ def test_light_pages_are_inverted_and_padding_is_paper():
     inverted = processor.preprocess([dark])["pixel_values"][0, 0]
     assert inverted[0, 0] > 0.5 and inverted[12, 20] < -0.5  # paper light, text dark
     assert inverted[63, 0] == inverted.max()  # the padding below the page reads as paper
+
+
+def test_the_detector_is_given_a_light_page_inverted_and_its_polarity_is_told_once(monkeypatch):
+    """`detect_lines` makes the page grey and tells its polarity once, for the page's print pitch (its size to detect
+    at) and the detector's input alike: what the model is given is the processor's input of the page as it is."""
+    from textrec.processing import image_processing_line_detection, page_reading
+
+    torch.manual_seed(0)
+    model = LineDetectorForTextLineDetection(LineDetectorConfig(**TINY)).eval()
+    processor = LineDetectionImageProcessor(longest_edge=256)
+    dark = Image.new("L", (256, 192), 20)
+    for y in range(20, 180, 10):  # small print: 10 pixels from line to line
+        ImageDraw.Draw(dark).text((20, y), "light print on a dark page, small and set close", fill=240, font_size=8)
+    given, told = [], []
+    monkeypatch.setattr(model, "forward", lambda pixel_values: given.append(pixel_values) or {
+        "logits": torch.zeros(1, 1, pixel_values.shape[2] // 2, pixel_values.shape[3] // 2)})
+    monkeypatch.setattr(image_processing_line_detection, "page_has_light_text",
+                        lambda grey: told.append(grey.shape) or page_has_light_text(grey))
+    assert page_reading.detect_lines(model, processor, dark.convert("RGB"))["boxes"] == []
+    assert len(told) == 1
+    expected = copy.copy(processor)
+    expected.longest_edge = processor.longest_edge_for(dark)  # a page of small print is detected larger
+    assert expected.longest_edge > processor.longest_edge
+    assert torch.equal(given[0], expected.preprocess([dark])["pixel_values"])
 
 
 def test_reading_order_reads_columns_then_lines_and_joins_a_rows_runs():
