@@ -757,6 +757,25 @@ def test_a_pages_polarity_is_told_once_and_its_looks_at_the_ink_read_alike_told_
     assert len(reading.lines) == 3 * len(polygons) // 2 and len(told) == 1
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_masks_widening_and_closing_along_an_axis_are_scipys_binary_ones(axis):
+    """`widened_along` and `closed_along` (running maxima and minima) give what `ndimage.binary_dilation` and
+    `binary_closing` give with a line as their structure, at the mask's edges too and for lines of even length."""
+    from scipy import ndimage
+
+    from textrec.processing.page_reading import closed_along, widened_along
+
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        mask = rng.random(tuple(rng.integers(1, 50, 2))) < rng.random()
+        for size in range(1, 10):
+            line = np.ones((size, 1) if axis == 0 else (1, size), dtype=bool)
+            assert np.array_equal(widened_along(mask, size, axis), ndimage.binary_dilation(mask, structure=line))
+        for gap in range(4):
+            line = np.ones((2 * gap + 1, 1) if axis == 0 else (1, 2 * gap + 1), dtype=bool)
+            assert np.array_equal(closed_along(mask, gap, axis), ndimage.binary_closing(mask, structure=line))
+
+
 def test_a_skewed_line_is_cut_out_level():
     page = Image.new("L", (400, 200), 255)
     ImageDraw.Draw(page).text((50, 80), "level text", fill=0, font=ImageFont.load_default(size=30))
