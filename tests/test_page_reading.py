@@ -857,6 +857,31 @@ def test_a_line_read_as_marks_alone_is_left_out_of_the_page(monkeypatch):
     assert every.text.split("\n") == texts
 
 
+def test_a_line_far_less_high_than_the_pages_lines_is_left_out(monkeypatch):
+    """A receipt's torn edge read as letters (`AN A A NA`): a line less high than `MIN_LINE_HEIGHT_RATIO` of the page's
+    median line is left out, a page number's line half as high as the text kept; a minimum character confidence of 0
+    keeps every line."""
+    from textrec.processing import page_reading
+    from textrec.processing.inference import LineReading
+
+    texts = ["TOTAL QUANTITY 1", "CASH 16.00", "— 21 —", "THANK YOU", "AN A A NA A"]
+    monkeypatch.setattr(page_reading, "iter_recognize", lambda model, processor, crops, **kwargs: (
+        (index, LineReading(texts[index] if len(crops) == len(texts) else "", 0.99, []), None)
+        for index in range(len(crops))))
+    boxes = [[20.0, 20.0, 380.0, 60.0], [20.0, 80.0, 380.0, 120.0], [150.0, 140.0, 250.0, 160.0],
+             [20.0, 180.0, 380.0, 220.0], [20.0, 250.0, 380.0, 262.0]]
+    detector = lambda page: {"scores": [0.9] * len(boxes), "boxes": boxes,
+                             "polygons": [box_to_polygon(box) for box in boxes]}
+    page = Image.new("L", (400, 280), 255)
+    for x0, y0, x1, y1 in boxes:
+        ImageDraw.Draw(page).rectangle([x0 + 5, y0 + 3, x1 - 5, y1 - 3], fill=0)
+    assert 12 < page_reading.MIN_LINE_HEIGHT_RATIO * 40 < 20
+    read = page_reading.read_page(page, (None, None), detector, auto_rotate=False)
+    assert read.text.split("\n") == texts[:4]
+    every = page_reading.read_page(page, (None, None), detector, auto_rotate=False, min_character_confidence=0.0)
+    assert every.text.split("\n") == texts
+
+
 def test_a_run_read_doubtfully_is_read_again_narrowed(monkeypatch):
     """A run read under the confidence floor is read again narrowed (`narrowed_line`: 0.6 of its width, softened), and
     that reading is taken where it is confident (`NARROWED_MIN_CONFIDENCE`) and more so than the first; a run read
