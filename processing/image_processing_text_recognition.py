@@ -64,8 +64,12 @@ BLANK_CONTRAST = 12
 """Grey levels between an image's darkest and lightest pixels (`ink_contrast`) below which it holds no
 text to read (`size_warning`): a blank scan or an empty crop. The least on the real line sets is 17 (a scene word)."""
 MAX_ASPECT_CHANGE = 8.0
-"""Resizing that changes an image's aspect ratio by more than this factor (a very long line squeezed into
-`max_width`, a sliver stretched to a pixel's width) leaves little of its text readable (`size_warning`)."""
+"""Resizing that changes an image's aspect ratio by more than this factor (a sliver stretched to a pixel's width, a
+fixed-size model's input) leaves little of its text readable (`size_warning`)."""
+MAX_LINE_SQUEEZE = 2.0
+"""A line model's line squeezed into `max_width` by more than this factor is read as junk (`size_warning`): `crnn-lines`
+read at a `max_width` of 1,024 a line squeezed 1.9 times nearly right (`door` for `dolor`), 2.7 times as `Ward I rem
+ASUM OOr sit amer` for `word1 lorem ipsum dolor sit amet`."""
 
 
 EXIF_ORIENTATION = 0x0112
@@ -852,7 +856,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
                      image_is_normalized: bool = False) -> str | None:
         """Why an image of `width` x `height` pixels lies far outside what the model reads, or None: a side
         shorter than `MIN_IMAGE_SIDE`, given the `image`, no ink in it (`BLANK_CONTRAST`), an aspect ratio that resizing (`output_size`) changes by more than
-        `MAX_ASPECT_CHANGE` times, or, given the `image` of a line model (`"keep_aspect"`), more than one line of
+        `MAX_ASPECT_CHANGE` times (a line model's line squeezed more than `MAX_LINE_SQUEEZE` times), or, given the `image` of a line model (`"keep_aspect"`), more than one line of
         text in it (`text_line_count`), or a line turned on its side (taller than wide, and one line read across
         its columns). Such an image is still read; recognition warns about it. `image_is_normalized`: the `image`
         came from `normalize_capture_of` (the `width` and `height` stay those of the image as given), so that
@@ -885,6 +889,16 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
                 return (
                     f"it looks like {lines} lines of text, and this model reads one line per image (read it as a page: "
                     f"textrec-recognize --page, or textrec.processing.page_reading.read_page)"
+                )
+        if self.resize_mode == "keep_aspect":  # the line as the model reads it: its blank margins cut (given the image)
+            line_width, line_height = image.size if image is not None else (width, height)
+            line_out_height, line_out_width = self.output_size(line_height, line_width)
+            squeeze = (line_width / line_height) / (line_out_width / line_out_height)
+            if squeeze > MAX_LINE_SQUEEZE:
+                return (
+                    f"a line too long for this model's max_width ({width}x{height} pixels, width x height; its line "
+                    f"resized to {line_out_width}x{line_out_height}, its width squeezed {squeeze:.1f} times, which "
+                    f"garbles its text): cut it into shorter lines, or read it with a wider image_processor.max_width"
                 )
         out_height, out_width = self.output_size(height, width)
         change = (width / height) / (out_width / out_height)

@@ -646,3 +646,35 @@ def test_grey_percentiles_of_an_8_bit_image_are_numpys():
             assert np.array_equal(grey_percentiles(image, percentiles), np.percentile(image, percentiles))
     floats = generator.random((4, 6))
     assert np.array_equal(grey_percentiles(floats, (10, 90)), np.percentile(floats, (10, 90)))
+
+
+def test_a_long_line_reads_as_its_parts_and_a_squeezed_one_warns(print_lines, caplog):
+    """A line much longer than the model's training lines (the engine's lines set side by side, several thousand
+    pixels at its height) is read unsqueezed by the released line models (`max_width` 4096: squeezed into 1,024 it read
+    as junk with no warning), as its parts are read one by one; a processor that would squeeze a line more than
+    `MAX_LINE_SQUEEZE` times says so."""
+    from textrec.processing.image_processing_text_recognition import MAX_LINE_SQUEEZE
+    from textrec.processing.inference import load_recognizer, recognize
+    from textrec.processing.metrics.error_rate import error_rate
+
+    images, _ = print_lines
+    height = 48
+    parts = [image.convert("L").resize((round(image.width * height / image.height), height)) for image in images] * 2
+    long_line = Image.new("L", (sum(part.width for part in parts) + 30 * len(parts), height), 255)
+    left = 0
+    for part in parts:
+        long_line.paste(part, (left, 0))
+        left += part.width + 30
+    model, processor = load_recognizer("crnn-lines")
+    assert processor.image_processor.max_width >= 4096 > long_line.width * 32 / height > 2 * 1024
+    one_by_one = " ".join(recognize(model, processor, parts, progress=False).texts)
+    with caplog.at_level("WARNING"):
+        whole = recognize(model, processor, [long_line], progress=False).texts[0]
+    assert not caplog.records
+    assert error_rate([whole], [one_by_one], "character") < 0.05, (whole, one_by_one)
+    processor.image_processor.max_width = 1024
+    try:
+        warning = processor.image_processor.size_warning(long_line.width, long_line.height, long_line)
+    finally:
+        processor.image_processor.max_width = 4096
+    assert warning and "squeezed" in warning and float(warning.split("squeezed ")[1].split(" ")[0]) > MAX_LINE_SQUEEZE

@@ -284,6 +284,10 @@ def line_release_arguments(architecture: str, max_train_minutes: int) -> tuple[s
     )
 
 
+LINE_READING = {"max_width": 4096}
+"""The line releases read a line up to 4,096 pixels wide at their height unsqueezed (trained with `--max_image_width` of
+1,024 or 1,536: squeezed into 1,024, a line 2.7 times as long read as junk, `Ward I rem ASUM` for `word1 lorem ipsum`;
+unsqueezed, each of the five read it right; of the real development lines only 6 of the forms' are wider than 1,024)."""
 PRINT_AND_SCENE_SETS = ("receipts", "historic-print", "scene", "forms")
 HANDWRITING_SETS = ("iam-ondb", "washington")
 """The real sets of `real_sets.py` a release is measured on (by name)."""
@@ -521,6 +525,7 @@ RELEASES = {
             test_sets=LINE_TEST_SETS,
             training_data=ENGINE_STAGE_TRAINING_DATA,
             real_sets=PRINT_AND_SCENE_SETS,
+            image_processor_settings=LINE_READING,
         ),
         # Trained as self-attention-lines is: clean renderings, then (2026-11-28) one data engine stage.
         Release(
@@ -531,6 +536,7 @@ RELEASES = {
             test_sets=LINE_TEST_SETS,
             training_data=ENGINE_STAGE_TRAINING_DATA,
             real_sets=PRINT_AND_SCENE_SETS,
+            image_processor_settings=LINE_READING,
         ),
         # The general print reader: the CRNN peer, trained identically to the attention models on clean renderings,
         # then on the data engine's scans and photos (in two invocations; the second goes on from the first's
@@ -598,6 +604,7 @@ RELEASES = {
                            "9-pin and thermal receipt printers print (textrec commit 4ca17a6); all after 120,000 "
                            "clean print and handwriting-style renderings; no real image"),
             real_sets=PRINT_AND_SCENE_SETS,
+            image_processor_settings=LINE_READING,
         ),
         # The handwriting reader: crnn-lines fine-tuned on real pen strokes (IAM-OnDB's training writers, drawn as
         # scanned) beside the data engine's print, so that print still reads; its last stage (2026-11-27) reads every
@@ -638,7 +645,7 @@ RELEASES = {
             # 24.59%, IAM-OnDB 12.39% -> 12.30%, forms 12.47% -> 12.32%; print it reads less well: receipts 6.22% ->
             # 6.73%, scene words 14.52% -> 15.09%; 0.05 read Washington at 23.74% and print far worse: the sweep is in
             # scripts/lab/reports/handwriting.md).
-            image_processor_settings={"max_vertical_margin": 0.15},
+            image_processor_settings={"max_vertical_margin": 0.15, **LINE_READING},
             language_model=ENGLISH_LANGUAGE_MODEL,
             base_model="crnn-lines",
             datasets=("iam-ondb",),
@@ -661,6 +668,7 @@ RELEASES = {
             test_sets=LINE_TEST_SETS,
             training_data=ENGINE_STAGE_TRAINING_DATA,
             real_sets=PRINT_AND_SCENE_SETS,
+            image_processor_settings=LINE_READING,
         ),
         # The paper studies' models, trained by the studies to convergence over several sessions (each run
         # carried in the repository between them): the best 13-digit MNIST string reader, and CoMER with fusion
