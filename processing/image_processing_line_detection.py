@@ -164,7 +164,10 @@ def estimate_line_pitch(grey: np.ndarray, strips: int = 8, min_pitch: int = 3) -
     height, width = ink.shape
     periods, strengths = [], []
     for strip in range(strips):
-        profile = ink[:, strip * width // strips : (strip + 1) * width // strips].mean(axis=1)
+        columns = ink[:, strip * width // strips : (strip + 1) * width // strips]
+        if not columns.size:  # a page narrower than `strips` pixels
+            continue
+        profile = columns.mean(axis=1)
         profile = profile - profile.mean()
         if not profile.any():
             continue

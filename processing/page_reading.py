@@ -34,14 +34,16 @@ import copy
 import html
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
 from PIL import Image
 
-from .document_pages import document_page_count, is_pdf, iter_document_pages
+from .document_pages import MULTI_PAGE_IMAGE_SUFFIXES, document_page_count, is_pdf, iter_document_pages
 from .image_processing_line_detection import (
     CORE_INSET_RATIO,
     box_to_polygon,
@@ -1540,11 +1542,15 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     turned upright (`page_orientation`; `PageReading.rotation`), its boxes given in the image's pixels. An image of
     one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`). A PDF of
     one page is read as that page, at its scan's resolution (`textrec.processing.document_pages`); a document of
-    several pages is refused: `read_document` reads each."""
-    if is_pdf(image):
+    several pages (a PDF, a TIFF) is refused: `read_document` reads each."""
+    is_document = is_pdf(image) or (isinstance(image, (str, os.PathLike))
+                                     and Path(image).suffix.lower() in MULTI_PAGE_IMAGE_SUFFIXES)
+    if is_document:
         pages = document_page_count(image)
         if pages != 1:
-            raise ValueError(f"{image}: a PDF of {pages} pages: read_document() reads each of them")
+            kind = "PDF" if is_pdf(image) else "TIFF"
+            raise ValueError(f"{image}: a {kind} of {pages} pages: read_document() reads each of them")
+    if is_pdf(image):
         rendered = iter_document_pages(image)
         image = next(rendered)[1]
         rendered.close()
@@ -1670,12 +1676,14 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
 
 def read_document(path, recognizer, detector, dpi: float | None = None, progress: bool = True,
                   **read_page_arguments) -> list[PageReading]:
-    """Reads every page of a document file (a PDF, a multi-page TIFF; an image file is a document of one page) with
-    `read_page` (`read_page_arguments`: its keyword arguments), in page order. PDF pages are rendered at their scans'
-    resolution, or at `dpi` if given (`textrec.processing.document_pages`); a progress bar counts the pages of a
+    """Reads every page of a document file (a PDF, a multi-page TIFF; an image file, or an image in memory, is a
+    document of one page) with `read_page` (`read_page_arguments`: its keyword arguments), in page order. PDF pages are
+    rendered at their scans' resolution, or at `dpi` if given (`textrec.processing.document_pages`); a progress bar counts the pages of a
     document of several where `progress`."""
     from tqdm.auto import tqdm
 
+    if not isinstance(path, (str, os.PathLike)):  # an image in memory (a PIL image, an array): one page
+        return [read_page(path, recognizer, detector, **read_page_arguments)]
     total = document_page_count(path)
     pages = iter_document_pages(path, dpi)
     return [read_page(image, recognizer, detector, **read_page_arguments)

@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "'text<TAB>0.973'. The text is the same as without.")
     parser.add_argument("--output_format", choices=OUTPUT_FORMATS, default="text",
                         help="text: one line of text per image (an empty one for an image that could not be read, "
-                        "whose error goes to stderr); json: one JSON object per image and line, "
+                        "whose error goes to stderr; with --page, each page's lines, pages parted by a form feed); json: one JSON object per image and line, "
                         "{\"path\", \"text\", \"confidence\", \"characters\": [[character, confidence], ...]} "
                         "(and \"warning\" where the image lies outside what the model reads: blank, several lines, "
                         "a line on its side...; \"text\": null and \"error\" for an image that could not be read; with --page "
@@ -185,6 +185,8 @@ def run(argv: list[str] | None = None) -> list[str | None]:
         parser.error(f"--output_format {args.output_format} describes pages: use it with --page")
     if args.output_format == "pdf" and not args.output_dir:
         parser.error("--output_format pdf writes files: give --output_dir")
+    if args.output_format == "hocr" and not args.output_dir and len(args.images) > 1:
+        parser.error("--output_format hocr writes one document per page: give --output_dir for several pages")
     if args.output_dir and not args.page:
         parser.error("--output_dir writes pages' readings: use it with --page")
     if args.no_auto_rotate and not args.page:
@@ -197,7 +199,7 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     device = resolve_device(args.device)
     paths = collect_images(args.images, documents=args.page)
     if not paths:
-        raise SystemExit("textrec-recognize: no images found")
+        raise SystemExit(f"textrec-recognize: no images found in {', '.join(args.images)}")
     model, processor = load_recognizer(args.model, device=device)
     check_old_umlauts(args, model)
     if args.page:
@@ -343,9 +345,14 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
     bar = tqdm(total=total, unit="page", disable=output_dir is None or total < 2)
     texts = []
 
+    printed = []
+
     def emit(formatted: str, stem: str) -> None:
         if output_dir is None:
-            print(formatted, flush=True)
+            # Pages printed as text one after another are parted by a form feed, as Tesseract and pdftotext part them.
+            parted = "\f" if printed and args.output_format == "text" else ""
+            print(parted + formatted, flush=True)
+            printed.append(stem)
         else:
             (output_dir / f"{stem}{suffix}").write_text(formatted + "\n", encoding="utf-8")
 

@@ -601,7 +601,11 @@ BAD_INPUTS = {
         "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t / "line.png")],
         "no such file or folder"),
     "folder without images": (
-        "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t)], "no images found"),
+        "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t)], "no images found in "),
+    "several pages as hOCR without an output folder": (
+        "textrec-recognize", lambda t, lines, model: ["--model", str(model), "--page", "--output_format", "hocr",
+                                                      one_image(t, lines), one_image(t, lines)],
+        "hocr writes one document per page: give --output_dir"),
     # textrec-evaluate
     "evaluating on an unknown dataset": (
         "textrec-evaluate", lambda t, lines, model: ["--model", str(model), "--dataset", "no-such-data"],

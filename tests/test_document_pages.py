@@ -132,3 +132,23 @@ def test_recognize_page_reads_each_page_of_a_pdf_and_names_it(scanned_pdf, tmp_p
     with pytest.raises(SystemExit):
         recognize_cli.run([str(scanned_pdf)])
     assert "read it with --page" in capsys.readouterr().err
+
+
+def test_a_multi_page_tiff_is_refused_by_read_page_and_read_by_read_document(page_reader, tmp_path, capsys):
+    """A multi-page TIFF is a document, as a PDF is: `read_page` refuses it (it read its first page alone), and
+    `read_document` reads each page; an image in memory is a document of one page to `read_document`; pages printed
+    as text one after another are parted by a form feed, as Tesseract parts them."""
+    from textrec.processing.page_reading import read_document, read_page
+    from textrec.scripts import recognize as recognize_cli
+
+    frames = [printed_page(FIRST_PAGE), printed_page(SECOND_PAGE)]
+    frames[0].save(tmp_path / "fax.tiff", save_all=True, append_images=frames[1:])
+    with pytest.raises(ValueError, match=r"fax\.tiff: a TIFF of 2 pages: read_document\(\) reads each"):
+        read_page(tmp_path / "fax.tiff", *page_reader)
+    readings = read_document(tmp_path / "fax.tiff", *page_reader, progress=False)
+    assert [reading.text.splitlines() for reading in readings] == [FIRST_PAGE, SECOND_PAGE]
+    assert [reading.text for reading in read_document(frames[1], *page_reader)] == [readings[1].text]
+
+    recognize_cli.run(["--page", str(tmp_path / "fax.tiff")])
+    printed = capsys.readouterr().out
+    assert printed == "\n".join(FIRST_PAGE) + "\n\f" + "\n".join(SECOND_PAGE) + "\n"

@@ -1372,3 +1372,17 @@ def test_a_page_of_small_print_is_detected_larger():
     assert processor.longest_edge_for(small) == 1280
     processor = LineDetectionImageProcessor(max_longest_edge=2000)
     assert processor.longest_edge_for(small) == 2000
+
+
+def test_a_page_a_few_pixels_across_reads_as_no_line_without_numpy_warnings():
+    """A page narrower than the line pitch's strips (5 x 5 pixels) is read as no line, quietly (the pitch's strips
+    were empty slices: `Mean of empty slice` on stderr)."""
+    import warnings
+
+    from textrec.processing.inference import load_recognizer
+    from textrec.processing.page_reading import load_line_detector, read_page
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reading = read_page(Image.new("L", (5, 5), 255), load_recognizer("crnn-lines"), load_line_detector("line-detector"))
+    assert reading.lines == []
