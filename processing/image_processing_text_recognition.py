@@ -41,7 +41,8 @@ from PIL import Image, ImageOps
 from transformers.image_processing_utils import BaseImageProcessor, BatchFeature
 from transformers.processing_utils import ImagesKwargs
 
-from .luminance import MAX_BLANK_GAP, colour_contrast_grey, fill_blank_gaps, full_scale, grey_percentiles, is_blank_margin
+from .luminance import (MAX_BLANK_GAP, colour_contrast_grey, fill_blank_gaps, full_scale, grey_percentiles,
+                        is_blank_margin, sparse_ink_contrast)
 from .slant_correction import deslant as deslant_image
 
 
@@ -239,9 +240,12 @@ junk)."""
 
 
 def ink_contrast(luminance: np.ndarray) -> float:
-    """Grey levels between an 8-bit luminance image's darkest and lightest pixels (`CONTRAST_PERCENTILES`)."""
+    """Grey levels between an 8-bit luminance image's darkest and lightest pixels (`CONTRAST_PERCENTILES`); under
+    `MIN_INK_CONTRAST`, the ink may be too sparse for them (a word in a large blank image): `sparse_ink_contrast` then,
+    where higher."""
     low, high = grey_percentiles(luminance, CONTRAST_PERCENTILES)
-    return float(high - low)
+    contrast = float(high - low)
+    return contrast if contrast >= MIN_INK_CONTRAST else max(contrast, sparse_ink_contrast(luminance))
 
 
 def otsu_threshold(luminance: np.ndarray) -> float:

@@ -29,6 +29,24 @@ def grey_percentiles(grey: np.ndarray, percentiles) -> np.ndarray:
     return np.where(fraction >= 0.5, high - difference * (1 - fraction), low + difference * fraction)  # NumPy's lerp
 
 
+SPARSE_INK_PERCENTILE = 0.02
+"""The percentile of an image's grey, softened over 3 x 3 pixels, taken as its darkest where its ink is too sparse for
+the image processor's percentiles (`sparse_ink_contrast`)."""
+
+
+def sparse_ink_contrast(grey: np.ndarray) -> float:
+    """Grey levels between an 8-bit image's darkest and lightest pixels where its ink may be a few hundred pixels (a
+    word in a large blank image, under the 0.5% of its pixels that the image processor's percentiles take as its
+    darkest): the `SPARSE_INK_PERCENTILE` and 99.5th percentiles of the image softened by a 3 x 3 box, which a pen or
+    type stroke keeps and a scan's noise does not (softened, its grain is a third as deep)."""
+    grey = np.asarray(grey)
+    if grey.dtype != np.uint8 or min(grey.shape[:2], default=0) < 3:
+        return 0.0
+    softened = np.asarray(Image.fromarray(grey).filter(ImageFilter.BoxBlur(1)))
+    low, high = grey_percentiles(softened, (SPARSE_INK_PERCENTILE, 99.5))
+    return float(high - low)
+
+
 INTEGER_DEPTHS = (8, 10, 12, 14, 16)
 """The bit depths an image stored in 16-bit integers may hold: a scanner's or camera's 10, 12 or 14 bits are stored
 so, and read at 65535 their text would lie within the darkest 6% of grey levels."""

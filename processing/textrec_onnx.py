@@ -144,9 +144,12 @@ def otsu_threshold(luminance: np.ndarray) -> float:
 
 
 def ink_contrast(luminance: np.ndarray) -> float:
-    """Grey levels between an 8-bit luminance image's darkest and lightest pixels (`CONTRAST_PERCENTILES`)."""
-    low, high = _sibling_module(LUMINANCE_FILE).grey_percentiles(luminance, CONTRAST_PERCENTILES)
-    return float(high - low)
+    """Grey levels between an 8-bit luminance image's darkest and lightest pixels (`CONTRAST_PERCENTILES`); under
+    `MIN_INK_CONTRAST`, `sparse_ink_contrast` where higher (a word in a large blank image)."""
+    luminance_module = _sibling_module(LUMINANCE_FILE)
+    low, high = luminance_module.grey_percentiles(luminance, CONTRAST_PERCENTILES)
+    contrast = float(high - low)
+    return contrast if contrast >= MIN_INK_CONTRAST else max(contrast, luminance_module.sparse_ink_contrast(luminance))
 
 
 def has_light_text(luminance: np.ndarray) -> bool:
