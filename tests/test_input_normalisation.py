@@ -702,3 +702,32 @@ def test_a_line_in_a_large_blank_image_reads_as_cropped_and_a_noisy_blank_scan_s
     warnings = [record.getMessage() for record in caplog.records]
     assert len(warnings) == 1 and "image 3 of 3" in warnings[0] and "it looks blank" in warnings[0], warnings
     assert error_rate([texts[1]], [texts[0]], "character") < 0.1 and texts[2] == "", texts  # a faint apostrophe may go
+
+
+def test_a_short_line_under_a_long_one_is_two_lines(print_lines, caplog):
+    """A heading's long line with a short one under it (`Page 1`): the short line's rows hold under 15% of the long
+    one's ink, which a row needed to count, so the image was one line, read squeezed into junk in both modes.
+    Line mode now warns of two lines, and the page reader reads it as a page: both lines."""
+    from textrec.processing.inference import load_recognizer, recognize
+    from textrec.processing.page_reading import is_line_image, load_line_detector, read_page
+
+    images, _ = print_lines
+    long_line = Image.new("L", (sum(image.width for image in images) + 60, images[0].height), 255)
+    left = 0
+    for image in images:
+        long_line.paste(image.convert("L"), (left, 0))
+        left += image.width + 20
+    short = images[1].convert("L").crop((0, 0, long_line.width // 16, images[1].height))
+    both = Image.new("L", (long_line.width + 40, long_line.height * 2 + short.height + 40), 255)
+    both.paste(long_line, (20, 20))
+    both.paste(short, (20, 20 + long_line.height * 2))
+    luminance = np.asarray(both)
+    rows = (luminance < 128).sum(axis=1)
+    assert rows[20 + long_line.height * 2:].max() < 0.15 * rows.max()
+    assert not is_line_image(both)
+    model, processor = load_recognizer("crnn-lines")
+    with caplog.at_level("WARNING"):
+        recognize(model, processor, [both], progress=False)
+    assert any("2 lines of text" in record.getMessage() for record in caplog.records)
+    page = read_page(both, (model, processor), load_line_detector("line-detector"))
+    assert len(page.lines) == 2, page.text
