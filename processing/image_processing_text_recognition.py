@@ -129,6 +129,9 @@ def _read_file(path: str) -> Image.Image:
         raise ValueError(f"image file {path!r} not found")
     if os.path.isfile(path) and os.path.getsize(path) == 0:
         raise ValueError(f"image file {path!r} is empty (0 bytes)")
+    if path.lower().endswith(".pdf"):
+        raise ValueError(f"{path!r} is a PDF, a document of pages: read it as pages (textrec-recognize --page, or "
+                         "textrec.processing.page_reading.read_document)")
     try:
         with Image.open(path) as opened:
             _warn_of_frames(opened, path)

@@ -152,3 +152,17 @@ def test_a_multi_page_tiff_is_refused_by_read_page_and_read_by_read_document(pag
     recognize_cli.run(["--page", str(tmp_path / "fax.tiff")])
     printed = capsys.readouterr().out
     assert printed == "\n".join(FIRST_PAGE) + "\n\f" + "\n".join(SECOND_PAGE) + "\n"
+
+
+def test_recognize_names_a_pdf_among_line_images_as_a_document_of_pages(scanned_pdf, page_reader):
+    """A PDF among line images given to `recognize()` is an error naming it as pages to read (`read_document`), as the
+    command line's line mode says (it was `cannot identify image file`); skipped, the other images are read."""
+    from textrec.processing.inference import recognize
+
+    (model, processor), _ = page_reader
+    line = printed_page(FIRST_PAGE[:1], (900, 200))
+    result = recognize(model, processor, [line, str(scanned_pdf)], progress=False, on_error="skip")
+    assert result.texts[0] == FIRST_PAGE[0] and not result.texts[1]
+    assert "is a PDF, a document of pages: read it as pages" in result.errors[1] and "read_document" in result.errors[1]
+    with pytest.raises(ValueError, match="image 2 of 2 .*is a PDF, a document of pages"):
+        recognize(model, processor, [line, str(scanned_pdf)], progress=False)
