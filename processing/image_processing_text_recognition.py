@@ -41,6 +41,7 @@ from PIL import Image, ImageOps
 from transformers.image_processing_utils import BaseImageProcessor, BatchFeature
 from transformers.processing_utils import ImagesKwargs
 
+from .document_pages import is_pdf
 from .luminance import (MAX_BLANK_GAP, colour_contrast_grey, fill_blank_gaps, full_scale, grey_percentiles,
                         is_blank_margin, sparse_ink_contrast)
 from .slant_correction import deslant as deslant_image
@@ -129,7 +130,7 @@ def _read_file(path: str) -> Image.Image:
         raise ValueError(f"image file {path!r} not found")
     if os.path.isfile(path) and os.path.getsize(path) == 0:
         raise ValueError(f"image file {path!r} is empty (0 bytes)")
-    if path.lower().endswith(".pdf"):
+    if is_pdf(path):
         raise ValueError(f"{path!r} is a PDF, a document of pages: read it as pages (textrec-recognize --page, or "
                          "textrec.processing.page_reading.read_document)")
     try:
@@ -399,8 +400,6 @@ its rows hold at least this share: a short line under a long one (`Page 1` under
 under a tenth of the long one's ink (counted at 0.15 alone, such an image was one line, read as junk). Of the 5,170
 real development line crops, one more is taken for several lines than before (a Washington line whose closing
 flourish runs apart under it: 66 against 65)."""
-
-
 SHORT_LINE_MIN_HEIGHTS = 3
 """... and reaching across at least this many of those lines' heights (a word or two), most of its ink not joined to
 theirs (a hand's loops above and below its line)."""

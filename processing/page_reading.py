@@ -37,13 +37,12 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
 from PIL import Image
 
-from .document_pages import MULTI_PAGE_IMAGE_SUFFIXES, document_page_count, is_pdf, iter_document_pages
+from .document_pages import document_page_count, is_pdf, iter_document_pages
 from .image_processing_line_detection import (
     CORE_INSET_RATIO,
     box_to_polygon,
@@ -1543,9 +1542,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`). A PDF of
     one page is read as that page, at its scan's resolution (`textrec.processing.document_pages`); a document of
     several pages (a PDF, a TIFF) is refused: `read_document` reads each."""
-    is_document = is_pdf(image) or (isinstance(image, (str, os.PathLike))
-                                     and Path(image).suffix.lower() in MULTI_PAGE_IMAGE_SUFFIXES)
-    if is_document:
+    if isinstance(image, (str, os.PathLike)):  # a PDF's pages, a TIFF's frames (`document_page_count`)
         pages = document_page_count(image)
         if pages != 1:
             kind = "PDF" if is_pdf(image) else "TIFF"
