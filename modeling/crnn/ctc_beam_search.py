@@ -35,6 +35,7 @@ This file needs NumPy alone: the ONNX reader (`textrec_onnx.py`) reads with it t
 
 from __future__ import annotations
 
+import heapq
 import math
 
 import numpy as np
@@ -69,13 +70,13 @@ class CharacterNGramTables:
         self.ngrams = dict(zip(np.asarray(ngram_keys).tolist(), np.asarray(ngram_weights, dtype=np.float64).tolist()))
         self.histories = dict(zip(np.asarray(history_keys).tolist(),
                                   np.asarray(history_weights, dtype=np.float64).tolist()))
-        self._cache: dict[tuple[int, ...], float] = {}
+        self._cache: dict[tuple[int, ...], dict[int, float]] = {}  # history -> token -> log P
 
     def log_probability(self, history: tuple[int, ...], token_id: int) -> float:
         """log P(token | history); `history` holds the last `order - 1` tokens read, the start id `vocab_size`
         before the line's first (the end-of-sequence id as the token scores the line's end)."""
-        key = (*history, token_id)
-        cached = self._cache.get(key)
+        row = self.cached_row(history)
+        cached = row.get(token_id)
         if cached is not None:
             return cached
         probability = 1.0 / self.vocab_size
@@ -89,9 +90,16 @@ class CharacterNGramTables:
             if backoff is None:
                 break  # a longer history ending in an unseen one is unseen too
             probability = self.ngrams.get(context_key * base + token_id + 1, 0.0) + backoff * probability
-        value = math.log(max(probability, 1e-30))
-        self._cache[key] = value
+        value = row[token_id] = math.log(max(probability, 1e-30))
         return value
+
+    def cached_row(self, history: tuple[int, ...]) -> dict[int, float]:
+        """The log-probabilities after `history` computed so far (token -> log P): the search looks them up here
+        before it calls `log_probability` (a call costs more than the lookup)."""
+        row = self._cache.get(history)
+        if row is None:
+            row = self._cache[history] = {}
+        return row
 
     def start_history(self) -> tuple[int, ...]:
         return (self.vocab_size,) * (self.order - 1)
@@ -144,44 +152,63 @@ def ctc_prefix_beam_search(
         line_break_token_ids: marks ending a line whose last word breaks (see the module docstring).
     """
     fused = language_model is not None and language_model_weight != 0.0
-    # prefix -> [log P(frames, ending in blank), log P(frames, ending in its last token), fusion score, history,
-    #            the language model cost of its last token kept aside (a line-break mark's) or None]
+    # Prefixes are nodes of a tree of the tokens read (a node: its parent and last token), so that a prefix is looked up
+    # by its node's number rather than hashed whole at every frame. beams: node -> [log P(frames, ending in blank),
+    # log P(frames, ending in its last token), fusion score, history, the language model cost of its last token kept
+    # aside (a line-break mark's) or None]
+    parents, last_tokens, children = [-1], [-1], {}
     start = language_model.start_history() if fused else ()
-    beams: dict[tuple[int, ...], list] = {(): [0.0, -math.inf, 0.0, start, None]}
+    beams: dict[int, list] = {0: [0.0, -math.inf, 0.0, start, None]}
     is_candidate = log_probs >= CANDIDATE_LOG_PROBABILITY
     is_candidate[:, [blank_token_id, *skip_token_ids]] = False
+    frames, tokens = np.nonzero(is_candidate)
+    candidates_of = {}  # frame -> [(token, log P)], for the frames where a token other than the blank is a candidate
+    for frame, token, probability in zip(frames.tolist(), tokens.tolist(), log_probs[frames, tokens].tolist()):
+        candidates_of.setdefault(frame, []).append((token, probability))
+    blanks = log_probs[:, blank_token_id].astype(np.float64)
     line_break_from = len(log_probs) - LINE_BREAK_FRAMES * len(log_probs)
-    for index, (frame, frame_candidates) in enumerate(zip(log_probs, is_candidate)):
-        blank = float(frame[blank_token_id])
-        if not frame_candidates.any():  # a blank only (most frames): every prefix ends in it, the ranking unchanged
-            beams = {prefix: [_log_add(ends_blank, ends_token) + blank, -math.inf, fusion, history, aside]
-                     for prefix, (ends_blank, ends_token, fusion, history, aside) in beams.items()}
-            continue
-        candidates = np.flatnonzero(frame_candidates).tolist()
+    blank_run_start = 0  # frames of a blank only (most frames) are taken together: every prefix ends in a blank
+    for index in [*sorted(candidates_of), len(log_probs)]:
+        if index > blank_run_start:  # the blank-only frames before this one: the ranking unchanged
+            through_blanks = float(blanks[blank_run_start:index].sum())
+            beams = {node: [_log_add(ends_blank, ends_token) + through_blanks, -math.inf, fusion, history, aside]
+                     for node, (ends_blank, ends_token, fusion, history, aside) in beams.items()}
+        blank_run_start = index + 1
+        if index == len(log_probs):
+            break
+        candidates = candidates_of[index]
+        blank = float(blanks[index])
         blank_is_candidate = blank >= CANDIDATE_LOG_PROBABILITY
         line_break_ids = line_break_token_ids if fused and index >= line_break_from else frozenset()
-        extended: dict[tuple[int, ...], list] = {}
-        for prefix, (ends_blank, ends_token, fusion, history, aside) in beams.items():
+        extended: dict[int, list] = {}
+        for node, (ends_blank, ends_token, fusion, history, aside) in beams.items():
             total = _log_add(ends_blank, ends_token)
             if blank_is_candidate:
-                entry = extended.setdefault(prefix, [-math.inf, -math.inf, fusion, history, aside])
+                entry = extended.setdefault(node, [-math.inf, -math.inf, fusion, history, aside])
                 entry[0] = _log_add(entry[0], total + blank)
-            last = prefix[-1] if prefix else None
-            for token in candidates:
-                probability = float(frame[token])
+            last = last_tokens[node]
+            known_costs = language_model.cached_row(history) if fused else None
+            for token, probability in candidates:
                 if token == last:  # the same token again without a blank between: the same character
-                    entry = extended.setdefault(prefix, [-math.inf, -math.inf, fusion, history, aside])
+                    entry = extended.setdefault(node, [-math.inf, -math.inf, fusion, history, aside])
                     entry[1] = _log_add(entry[1], ends_token + probability)
                     reaching = ends_blank + probability  # after a blank: the character twice
                 else:
                     reaching = total + probability
-                longer = (*prefix, token)
+                longer = children.get((node, token))
+                if longer is None:
+                    longer = children[node, token] = len(parents)
+                    parents.append(node)
+                    last_tokens.append(token)
                 target = extended.get(longer)
                 if target is None:
                     score = fusion + length_bonus + (aside or 0.0)  # a line-break mark the line goes on after pays
                     next_history, next_aside = history, None
                     if fused:
-                        cost = language_model_weight * language_model.log_probability(history, token)
+                        cost = known_costs.get(token)
+                        if cost is None:
+                            cost = language_model.log_probability(history, token)
+                        cost *= language_model_weight
                         if token in line_break_ids:
                             next_aside = cost
                         else:
@@ -189,8 +216,8 @@ def ctc_prefix_beam_search(
                         next_history = language_model.next_history(history, token)
                     target = extended[longer] = [-math.inf, -math.inf, score, next_history, next_aside]
                 target[1] = _log_add(target[1], reaching)
-        ranked = sorted(extended.items(), key=lambda item: _log_add(item[1][0], item[1][1]) + item[1][2], reverse=True)
-        beams = dict(ranked[:num_beams])
+        beams = dict(heapq.nlargest(num_beams, extended.items(),
+                                    key=lambda item: _log_add(item[1][0], item[1][1]) + item[1][2]))
 
     frames_read_text = bool(np.isin(log_probs.argmax(axis=1), [blank_token_id, *skip_token_ids], invert=True).any())
 
@@ -204,4 +231,8 @@ def ctc_prefix_beam_search(
             score += language_model_weight * language_model.log_probability(history, eos_token_id)
         return score
 
-    return list(max(beams.items(), key=final_score)[0])
+    node, read = max(beams.items(), key=final_score)[0], []
+    while node:
+        read.append(last_tokens[node])
+        node = parents[node]
+    return read[::-1]

@@ -96,7 +96,9 @@ class LineDetectorForTextLineDetection(LineDetectorPreTrainedModel):
         if pixel_values.shape[2] % scale or pixel_values.shape[3] % scale:
             raise ValueError(f"pixel_values' height and width must be multiples of {scale} (the image processor pads "
                              f"them), got {tuple(pixel_values.shape[2:])}.")
-        features, hidden = [], pixel_values
+        # In the channels-last layout, where oneDNN's convolutions run about a third faster on a CPU (the same
+        # numbers); a one-channel image counts as channels-last whatever its strides, so `clone` sets them.
+        features, hidden = [], pixel_values.clone(memory_format=torch.channels_last)
         for stage in self.stages:
             hidden = stage(hidden)
             features.append(hidden)
