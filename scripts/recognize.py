@@ -128,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--min_character_confidence", type=unit_interval, default=None,
                         help="With --page: leave out a detected run read with a mean character confidence under this "
                         "(signatures, stamps, rules read as unlikely characters), a line read as no letter or "
-                        "digit (a speck read as '-') and a line far less high than the page's (a torn edge); 0 keeps "
+                        "digit (a speck read as '-'), a line far less high than the page's (a torn edge) and a run "
+                        "no deeper than the paper's grain (a blank sheet's grain read as figures); 0 keeps "
                         "every run and line. Default: "
                         "textrec.processing.page_reading.MIN_CHARACTER_CONFIDENCE.")
     parser.add_argument("--no_auto_rotate", action="store_true",

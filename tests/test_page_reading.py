@@ -882,6 +882,54 @@ def test_a_line_far_less_high_than_the_pages_lines_is_left_out(monkeypatch):
     assert every.text.split("\n") == texts
 
 
+def grainy_paper(size=(400, 280), grain: float = 12.0, seed: int = 0) -> np.ndarray:
+    """Light paper (grey 215) with a normal grain of `grain` grey levels, as a scanner gives a blank sheet."""
+    noise = np.random.default_rng(seed).normal(0.0, grain, size[::-1])
+    return np.clip(215.0 + noise, 0, 255).round().astype(np.uint8)
+
+
+def test_a_pages_grain_is_measured_in_grey_levels():
+    from textrec.processing.page_reading import paper_grain
+
+    assert paper_grain(np.full((300, 400), 230, dtype=np.uint8)) == 1.0  # no grain: the floor
+    assert 10.0 < paper_grain(grainy_paper(grain=12.0)) < 14.0
+    print_on_clean_paper = np.full((300, 400), 235, dtype=np.uint8)
+    print_on_clean_paper[40:260:20, 30:370] = 20  # a line of ink every 20 rows: its edges do not count as grain
+    assert paper_grain(print_on_clean_paper) <= 1.5
+
+
+def test_runs_no_deeper_than_the_papers_grain_are_not_read(monkeypatch):
+    """A blank sheet's grain read as single figures (`4`, `2`, `1`): runs whose ink is no deeper than
+    `GRAIN_INK_DEPTHS` times the page's grain are not read, print on the same grainy paper is; a page of such runs
+    alone is read as no line without reading any; a minimum character confidence of 0 reads them all."""
+    from textrec.processing import page_reading
+    from textrec.processing.inference import LineReading
+
+    read_crops = []
+
+    def recognize(model, processor, crops, **kwargs):
+        read_crops.extend(crops)
+        return ((index, LineReading(f"line {len(read_crops) - len(crops) + index}", 0.99, []), None)
+                for index in range(len(crops)))
+
+    monkeypatch.setattr(page_reading, "iter_recognize", recognize)
+    boxes = [[20.0, 20.0, 380.0, 60.0], [20.0, 80.0, 380.0, 120.0], [20.0, 150.0, 380.0, 190.0],
+             [20.0, 220.0, 380.0, 260.0]]
+    detector = lambda page: {"scores": [0.9] * len(boxes), "boxes": boxes,
+                             "polygons": [box_to_polygon(box) for box in boxes]}
+    blank = Image.fromarray(grainy_paper())
+    printed = blank.copy()
+    for x0, y0, x1, y1 in boxes[:2]:  # print on the first two lines; grain alone on the others
+        for x in range(int(x0) + 8, int(x1) - 8, 24):
+            ImageDraw.Draw(printed).rectangle([x, y0 + 8, x + 14, y1 - 8], fill=40)
+    read = page_reading.read_page(printed, (None, None), detector, auto_rotate=False)
+    assert read.text.split("\n") == ["line 0", "line 1"] and len(read_crops) == 2
+    read_crops.clear()
+    assert page_reading.read_page(blank, (None, None), detector, auto_rotate=False).lines == [] and not read_crops
+    every = page_reading.read_page(blank, (None, None), detector, auto_rotate=False, min_character_confidence=0.0)
+    assert len(every.lines) == 4 and len(read_crops) >= 4  # the grain parted into pieces: each read
+
+
 def test_a_run_read_doubtfully_is_read_again_narrowed(monkeypatch):
     """A run read under the confidence floor is read again narrowed (`narrowed_line`: 0.6 of its width, softened), and
     that reading is taken where it is confident (`NARROWED_MIN_CONFIDENCE`) and more so than the first; a run read
