@@ -930,6 +930,43 @@ def test_runs_no_deeper_than_the_papers_grain_are_not_read(monkeypatch):
     assert len(every.lines) == 4 and len(read_crops) >= 4  # the grain parted into pieces: each read
 
 
+def dithered_page(paper: int = 200) -> Image.Image:
+    """Bars of print on grey paper, scanned in 1 bit: the paper's grey dithered into dots (PIL's Floyd-Steinberg)."""
+    page = Image.new("L", (500, 300), paper)
+    for top in (40, 110, 180):
+        ImageDraw.Draw(page).rectangle([30, top, 470, top + 30], fill=0)
+    return page.convert("1").convert("L")
+
+
+def test_a_one_bit_scans_dithered_paper_is_told_from_binarised_print():
+    from textrec.processing.page_reading import is_dithered
+
+    assert all(is_dithered(np.asarray(dithered_page(paper))) for paper in (235, 200, 170))
+    binarised = dithered_page(255)  # white paper: no dots, print of two levels as a binarised scan has
+    assert not is_dithered(np.asarray(binarised))
+    assert not is_dithered(np.asarray(Image.new("L", (500, 300), 200)))
+    assert not is_dithered(grainy_paper())
+
+
+def test_a_dithered_page_is_read_with_its_dots_merged_into_their_grey():
+    """A 1-bit scan of grey paper was read as dozens of lines of marks (its dots taken for print): the detector and
+    the recognizer are given it softened (`DITHER_SOFTENING`), its paper one grey, no dot standing apart."""
+    from textrec.processing import page_reading
+
+    given = []
+
+    def detector(page):
+        given.append(np.asarray(page.convert("L")))
+        return {"scores": [], "boxes": [], "polygons": []}
+
+    page_reading.read_page(dithered_page(200), (None, None), detector, auto_rotate=False)
+    paper = given[0][80:100, 40:460]  # between the first two bars
+    assert paper.std() < 20 and abs(float(paper.mean()) - 200) < 25 and not page_reading.is_dithered(given[0])
+    given.clear()
+    page_reading.read_page(dithered_page(255), (None, None), detector, auto_rotate=False)
+    assert set(np.unique(given[0])) <= {0, 255}  # binarised print is read as it is
+
+
 def test_a_run_read_doubtfully_is_read_again_narrowed(monkeypatch):
     """A run read under the confidence floor is read again narrowed (`narrowed_line`: 0.6 of its width, softened), and
     that reading is taken where it is confident (`NARROWED_MIN_CONFIDENCE`) and more so than the first; a run read
