@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from PIL import Image
+from PIL import Image, ImageFilter
 
 from .document_pages import document_page_count, is_pdf, iter_document_pages
 from .image_processing_line_detection import (
@@ -1272,8 +1272,6 @@ def median_deviations(grey: np.ndarray) -> np.ndarray:
     """How far each pixel of an 8-bit grey page lies from the median of its 3 x 3 neighbourhood, in grey levels, on
     `GRAIN_TILES` x `GRAIN_TILES` tiles of `GRAIN_TILE_SIDE` spread over the page (their inner pixels, flattened);
     empty for a page under 3 pixels."""
-    from PIL import ImageFilter
-
     grey = np.asarray(grey)
     height, width = grey.shape[:2]
     side = min(GRAIN_TILE_SIDE, height, width)
@@ -1431,8 +1429,6 @@ def is_line_image(image: Image.Image) -> bool:
 def narrowed_line(crop: Image.Image) -> Image.Image:
     """A line's crop narrowed to `NARROWED_WIDTH` of its width and softened by a Gaussian blur of a thirty-second of its
     height (a pixel where the recognizer reads 32 high): double-width print, its dots apart, as a line of print."""
-    from PIL import ImageFilter
-
     width = max(2, round(crop.width * NARROWED_WIDTH))
     narrowed = crop.resize((width, crop.height), Image.Resampling.BICUBIC)
     return narrowed.filter(ImageFilter.GaussianBlur(crop.height / 32))
@@ -1605,8 +1601,9 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     speck or an ornament read as `-`, `*`) and a line far less high than the page's (`MIN_LINE_HEIGHT_RATIO`: a torn
     edge, a speck; 0 keeps them too). A run no deeper than the paper's grain (`GRAIN_INK_DEPTHS`) is not read, and a
     page of such runs alone (a blank sheet scanned, noise) is read as no line (0 reads them). A 1-bit scan whose grey
-    paper is dithered into dots (`is_dithered`) is read softened, its dots merged into their grey (`DITHER_SOFTENING`). `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the
-    recognizer's `generate()` reads); with `old_umlauts` the page's umlauts are then written alike
+    paper is dithered into dots (`is_dithered`) is read softened, its dots merged into their grey (`DITHER_SOFTENING`).
+    `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the recognizer's `generate()`
+    reads); with `old_umlauts` the page's umlauts are then written alike
     (`write_page_umlauts_alike`). With `auto_rotate` (the default) a page on its side or upside down is read
     turned upright (`page_orientation`; `PageReading.rotation`), its boxes given in the image's pixels. An image of
     one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`). A PDF of
@@ -1624,8 +1621,6 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     given = load_image(image)
     given = given.convert("L") if given.mode not in ("L", "RGB") else given
     if is_dithered(np.asarray(given.convert("L"))):  # a 1-bit scan's grey paper in dots: read with its dots merged
-        from PIL import ImageFilter
-
         given = given.filter(ImageFilter.GaussianBlur(DITHER_SOFTENING))
     if is_line_image(given):
         return read_line_image(given, recognizer, batch_size=batch_size, decoding=decoding, num_beams=num_beams,
