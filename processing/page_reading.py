@@ -7,8 +7,8 @@
     print(page.text)            # one line per printed line, in reading order
     page.to_json(), page.to_hocr()
 
-A page scanned or photographed on its side or upside down is turned upright first (`page_orientation`), and its
-lines' boxes given in the image's own pixels.
+A page scanned or photographed on its side is turned a quarter before it is read (`quarter_turn`), one upside down
+half a turn where its reading doubts it (`upside_down`), and its lines' boxes given in the image's own pixels.
 
 Reading order (`reading_order`): the lines' positions are turned upright by the page's skew (the median direction of
 the detected lines). Printed rules across the page's text (`horizontal_rules`) cut it first into sections read top
@@ -1329,6 +1329,10 @@ path, 6 runs: 12 read by the n-gram's beam took twice the time, and one form rea
 UPRIGHT_CONFIDENCE = 0.9
 """Sample runs read as they are with a median character confidence of at least this are taken for upright (turned
 upside down, those of the 105 real pages read at most 0.82; upright, 89 of them read at 0.9 or more)."""
+READ_UPRIGHT_CONFIDENCE = 0.85
+"""A page whose widest runs are read (`read_lines_as_they_lie`) with a median character confidence of at least this is
+upright, and is not read turned; one read under it is told by `upside_down` (on the 105 real pages turned upside down
+the readings' median was at most 0.70; upright, 94 of them read at 0.85 or more)."""
 TRANSPOSES = {90: Image.Transpose.ROTATE_90, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_270}
 
 
@@ -1399,20 +1403,15 @@ def run_detector(detector, page: Image.Image, threshold: float = DETECTION_THRES
     return detector(page) if callable(detector) else detect_lines(*detector, page, threshold=threshold)
 
 
-def page_orientation(page: Image.Image, recognizer, detector, threshold: float = DETECTION_THRESHOLD,
-                     decoding: str | None = None) -> tuple[int, dict]:
-    """The quarter turns (degrees counter-clockwise) that set the page upright, and the lines detected on it so turned:
-    a page whose runs look like glyphs rather than lines (`SIDEWAYS_RUN_ASPECT`) is tried a quarter turned, kept so
-    where its runs are longer; then one whose longest runs read better the other way up (`upside_down`) is turned
-    half a turn."""
+def quarter_turn(page: Image.Image, detector, threshold: float = DETECTION_THRESHOLD) -> tuple[int, dict]:
+    """The quarter turn (0 or 90 degrees counter-clockwise) that lays a page's lines across it, and the lines detected on
+    it so turned: a page whose runs look like glyphs rather than lines (`SIDEWAYS_RUN_ASPECT`) is tried a quarter
+    turned, kept so where its runs are longer. Whether it is then upside down is told from its reading (`read_page`)."""
     rotation, found = 0, run_detector(detector, page, threshold)
     if median_run_aspect(found) < SIDEWAYS_RUN_ASPECT:
         quarter = run_detector(detector, turned(page, 90), threshold)
         if median_run_aspect(quarter) > median_run_aspect(found):
             rotation, found = 90, quarter
-    if upside_down(turned(page, rotation), found, recognizer, decoding):
-        rotation = (rotation + 180) % 360
-        found = run_detector(detector, turned(page, rotation), threshold)
     return rotation, found
 
 
@@ -1581,55 +1580,12 @@ def vertical_lines(page: Image.Image, polygons: Sequence[Polygon], scores: Seque
     return lines
 
 
-def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str | None = None,
-              threshold: float = DETECTION_THRESHOLD, min_character_confidence: float = MIN_CHARACTER_CONFIDENCE,
-              num_beams: int | None = None, old_umlauts: bool = False, auto_rotate: bool = True) -> PageReading:
-    """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
-    `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
-    faint ones (`distinct_lines`), reads a stack of glyph runs as a line up or down the page where it reads so
-    (`vertical_lines`), cuts a run holding printed lines stacked one above the other between them
-    (`split_stacked_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
-    `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without
-    one (`column_gutters`), finds the rules across the page (`horizontal_rules`), lengthens a page number boxed
-    without its dashes over them, its number read alone and written between dashes (`flanking_dashes`), orders the
-    lines (`reading_order`), joins the pieces of a line that the detector found apart into one run (`join_line_pieces`),
-    adds the ink it left out on a line as runs in their places along it (`missed_marks`),
-    reads each with `recognizer` (the model and processor of `load_recognizer`), reads those read with a
-    `character_confidence` under `min_character_confidence` again narrowed (`narrowed_line`: double-width print), leaves
-    out those still read so (marks that are not text; 0 keeps every run; a page number between dashes is kept: the
-    dashes say it is text), joins the runs of each printed line and leaves out a line read as no letter or digit (a
-    speck or an ornament read as `-`, `*`) and a line far less high than the page's (`MIN_LINE_HEIGHT_RATIO`: a torn
-    edge, a speck; 0 keeps them too). A run no deeper than the paper's grain (`GRAIN_INK_DEPTHS`) is not read, and a
-    page of such runs alone (a blank sheet scanned, noise) is read as no line (0 reads them). A 1-bit scan whose grey
-    paper is dithered into dots (`is_dithered`) is read softened, its dots merged into their grey (`DITHER_SOFTENING`).
-    `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the recognizer's `generate()`
-    reads); with `old_umlauts` the page's umlauts are then written alike
-    (`write_page_umlauts_alike`). With `auto_rotate` (the default) a page on its side or upside down is read
-    turned upright (`page_orientation`; `PageReading.rotation`), its boxes given in the image's pixels. An image of
-    one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`). A PDF of
-    one page is read as that page, at its scan's resolution (`textrec.processing.document_pages`); a document of
-    several pages (a PDF, a TIFF) is refused: `read_document` reads each."""
-    if isinstance(image, (str, os.PathLike)):  # a PDF's pages, a TIFF's frames (`document_page_count`)
-        pages = document_page_count(image)
-        if pages != 1:
-            kind = "PDF" if is_pdf(image) else "TIFF"
-            raise ValueError(f"{image}: a {kind} of {pages} pages: read_document() reads each of them")
-    if is_pdf(image):
-        rendered = iter_document_pages(image)
-        image = next(rendered)[1]
-        rendered.close()
-    given = load_image(image)
-    given = given.convert("L") if given.mode not in ("L", "RGB") else given
-    if is_dithered(np.asarray(given.convert("L"))):  # a 1-bit scan's grey paper in dots: read with its dots merged
-        given = given.filter(ImageFilter.GaussianBlur(DITHER_SOFTENING))
-    if is_line_image(given):
-        return read_line_image(given, recognizer, batch_size=batch_size, decoding=decoding, num_beams=num_beams,
-                               old_umlauts=old_umlauts, min_character_confidence=min_character_confidence)
-    if auto_rotate:
-        rotation, found = page_orientation(given, recognizer, detector, threshold, decoding)
-    else:
-        rotation, found = 0, run_detector(detector, given, threshold)
-    page = turned(given, rotation)
+def read_lines_as_they_lie(page: Image.Image, found: dict, recognizer, batch_size: int = 32, decoding: str | None = None,
+                           min_character_confidence: float = MIN_CHARACTER_CONFIDENCE, num_beams: int | None = None,
+                           old_umlauts: bool = False) -> tuple[list[PageLine], float | None]:
+    """The printed lines of a page as it lies, in reading order (`read_page`'s steps after the detector, whose lines
+    on the page `found` holds), and the median character confidence of its widest runs' readings
+    (`ORIENTATION_SAMPLE_RUNS`; None where no run was read): what tells an upright page from one upside down."""
     grey = np.asarray(page.convert("L"))
     gain = light_gain(grey)  # a page in a shadow is looked at evenly lit
     grey = even_light(grey, gain)
@@ -1638,7 +1594,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     deepest_grain = GRAIN_INK_DEPTHS * paper_grain(grey) if min_character_confidence > 0 else 0.0
     if not any(sparse_ink_contrast(grey[max(int(y0), 0):math.ceil(y1), max(int(x0), 0):math.ceil(x1)]) >= deepest_grain
                for x0, y0, x1, y1 in np.asarray(found["boxes"], dtype=np.float64).reshape(-1, 4)):
-        return PageReading(width=given.width, height=given.height, lines=[], rotation=rotation)
+        return [], None
     light_text = page_has_light_text(grey)  # told once for every look at the page's ink below
     kept = distinct_lines(grey, found["boxes"], light_text)
     polygons = [polygon for polygon, keep in zip(found["polygons"], kept) if keep]
@@ -1696,6 +1652,7 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     crops = {index: crop for index, crop in crops.items()
              if sparse_ink_contrast(np.asarray(crop.convert("L"))) >= deepest_grain}
     readings: dict[int, LineReading] = {}
+    widest_confidence = None
     if crops:
         model, processor = recognizer
         cropped = list(crops)  # the glyph runs of a line up or down the page are read with it, not again
@@ -1704,6 +1661,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
                                                     output_confidences=True, warn_of_sizes=False,
                                                     old_umlauts=old_umlauts):
             readings[cropped[position]] = reading
+        widest = sorted(crops, key=lambda index: -crops[index].width)[:ORIENTATION_SAMPLE_RUNS]
+        widest_confidence = float(np.median([character_confidence(readings[index]) for index in widest]))
         doubtful = [index for index, reading in readings.items()
                     if index not in page_numbers and character_confidence(reading) < min_character_confidence]
         narrowed = [narrowed_line(crops[index]) for index in doubtful]
@@ -1739,6 +1698,68 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
         heights = [line.box[3] - line.box[1] for line in lines]
         lowest = MIN_LINE_HEIGHT_RATIO * float(np.median(heights))
         lines = [line for line, height in zip(lines, heights) if height >= lowest]
+    return lines, widest_confidence
+
+
+def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str | None = None,
+              threshold: float = DETECTION_THRESHOLD, min_character_confidence: float = MIN_CHARACTER_CONFIDENCE,
+              num_beams: int | None = None, old_umlauts: bool = False, auto_rotate: bool = True) -> PageReading:
+    """Reads one page (a path, PIL image or array): detects its lines (`detector`: the model and image processor of
+    `load_line_detector`, or a function of the page giving `post_process_line_detection`'s dict), leaves out the
+    faint ones (`distinct_lines`), reads a stack of glyph runs as a line up or down the page where it reads so
+    (`vertical_lines`), cuts a run holding printed lines stacked one above the other between them
+    (`split_stacked_lines`), cuts the lines joined across a printed rule between columns (`vertical_rules`,
+    `split_at_column_rules`; a table's rules cut them too, but do not part columns: `table_rules`) or a gutter without
+    one (`column_gutters`), finds the rules across the page (`horizontal_rules`), lengthens a page number boxed
+    without its dashes over them, its number read alone and written between dashes (`flanking_dashes`), orders the
+    lines (`reading_order`), joins the pieces of a line that the detector found apart into one run (`join_line_pieces`),
+    adds the ink it left out on a line as runs in their places along it (`missed_marks`),
+    reads each with `recognizer` (the model and processor of `load_recognizer`), reads those read with a
+    `character_confidence` under `min_character_confidence` again narrowed (`narrowed_line`: double-width print), leaves
+    out those still read so (marks that are not text; 0 keeps every run; a page number between dashes is kept: the
+    dashes say it is text), joins the runs of each printed line and leaves out a line read as no letter or digit (a
+    speck or an ornament read as `-`, `*`) and a line far less high than the page's (`MIN_LINE_HEIGHT_RATIO`: a torn
+    edge, a speck; 0 keeps them too). A run no deeper than the paper's grain (`GRAIN_INK_DEPTHS`) is not read, and a
+    page of such runs alone (a blank sheet scanned, noise) is read as no line (0 reads them). A 1-bit scan whose grey
+    paper is dithered into dots (`is_dithered`) is read softened, its dots merged into their grey (`DITHER_SOFTENING`).
+    `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the recognizer's `generate()`
+    reads); with `old_umlauts` the page's umlauts are then written alike
+    (`write_page_umlauts_alike`). With `auto_rotate` (the default) a page on its side or upside down is read
+    turned upright (`quarter_turn`; then where its widest runs read with a median character confidence under
+    `READ_UPRIGHT_CONFIDENCE`, `upside_down`; `PageReading.rotation`), its boxes given in the image's pixels. An image of
+    one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`). A PDF of
+    one page is read as that page, at its scan's resolution (`textrec.processing.document_pages`); a document of
+    several pages (a PDF, a TIFF) is refused: `read_document` reads each."""
+    if isinstance(image, (str, os.PathLike)):  # a PDF's pages, a TIFF's frames (`document_page_count`)
+        pages = document_page_count(image)
+        if pages != 1:
+            kind = "PDF" if is_pdf(image) else "TIFF"
+            raise ValueError(f"{image}: a {kind} of {pages} pages: read_document() reads each of them")
+    if is_pdf(image):
+        rendered = iter_document_pages(image)
+        image = next(rendered)[1]
+        rendered.close()
+    given = load_image(image)
+    given = given.convert("L") if given.mode not in ("L", "RGB") else given
+    if is_dithered(np.asarray(given.convert("L"))):  # a 1-bit scan's grey paper in dots: read with its dots merged
+        given = given.filter(ImageFilter.GaussianBlur(DITHER_SOFTENING))
+    if is_line_image(given):
+        return read_line_image(given, recognizer, batch_size=batch_size, decoding=decoding, num_beams=num_beams,
+                               old_umlauts=old_umlauts, min_character_confidence=min_character_confidence)
+    if auto_rotate:
+        rotation, found = quarter_turn(given, detector, threshold)
+    else:
+        rotation, found = 0, run_detector(detector, given, threshold)
+    options = dict(batch_size=batch_size, decoding=decoding, min_character_confidence=min_character_confidence,
+                   num_beams=num_beams, old_umlauts=old_umlauts)
+    lines, widest_confidence = read_lines_as_they_lie(turned(given, rotation), found, recognizer, **options)
+    # a page whose widest runs read as upright print does is upright; one read doubtfully is read half a turn turned
+    # where its longest runs read better so (`upside_down`)
+    if auto_rotate and widest_confidence is not None and widest_confidence < READ_UPRIGHT_CONFIDENCE and upside_down(
+            turned(given, rotation), found, recognizer, decoding):
+        rotation = (rotation + 180) % 360
+        found = run_detector(detector, turned(given, rotation), threshold)
+        lines, _ = read_lines_as_they_lie(turned(given, rotation), found, recognizer, **options)
     if rotation:
         for line in lines:
             line.polygons = [[list(point_before_turn(x, y, rotation, given.width, given.height)) for x, y in polygon]
