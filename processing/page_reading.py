@@ -7,8 +7,9 @@
     print(page.text)            # one line per printed line, in reading order
     page.to_json(), page.to_hocr()
 
-A page scanned or photographed on its side is turned a quarter before it is read (`quarter_turn`), one upside down
-half a turn where its reading doubts it (`upside_down`), and its lines' boxes given in the image's own pixels.
+A page scanned or photographed on its side is turned a quarter before it is read (`quarter_turn`), then half a turn
+where its longest runs read better so (`upside_down`); a page not on its side is turned half a turn where its reading
+doubts it and its longest runs read better turned. Its lines' boxes are given in the image's own pixels.
 
 Reading order (`reading_order`): the lines' positions are turned upright by the page's skew (the median direction of
 the detected lines). Printed rules across the page's text (`horizontal_rules`) cut it first into sections read top
@@ -1406,7 +1407,7 @@ def run_detector(detector, page: Image.Image, threshold: float = DETECTION_THRES
 def quarter_turn(page: Image.Image, detector, threshold: float = DETECTION_THRESHOLD) -> tuple[int, dict]:
     """The quarter turn (0 or 90 degrees counter-clockwise) that lays a page's lines across it, and the lines detected on
     it so turned: a page whose runs look like glyphs rather than lines (`SIDEWAYS_RUN_ASPECT`) is tried a quarter
-    turned, kept so where its runs are longer. Whether it is then upside down is told from its reading (`read_page`)."""
+    turned, kept so where its runs are longer. Whether it then lies upside down: `read_page`."""
     rotation, found = 0, run_detector(detector, page, threshold)
     if median_run_aspect(found) < SIDEWAYS_RUN_ASPECT:
         quarter = run_detector(detector, turned(page, 90), threshold)
@@ -1725,8 +1726,9 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the recognizer's `generate()`
     reads); with `old_umlauts` the page's umlauts are then written alike
     (`write_page_umlauts_alike`). With `auto_rotate` (the default) a page on its side or upside down is read
-    turned upright (`quarter_turn`; then where its widest runs read with a median character confidence under
-    `READ_UPRIGHT_CONFIDENCE`, `upside_down`; `PageReading.rotation`), its boxes given in the image's pixels. An image of
+    turned upright (`quarter_turn`, then `upside_down`: before a page on its side is read, after a page not on its
+    side is read where its widest runs read with a median character confidence under `READ_UPRIGHT_CONFIDENCE`;
+    `PageReading.rotation`), its boxes given in the image's pixels. An image of
     one line cropped close is read as that line, without the detector (`is_line_image`, `read_line_image`). A PDF of
     one page is read as that page, at its scan's resolution (`textrec.processing.document_pages`); a document of
     several pages (a PDF, a TIFF) is refused: `read_document` reads each."""
@@ -1752,11 +1754,17 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
         rotation, found = 0, run_detector(detector, given, threshold)
     options = dict(batch_size=batch_size, decoding=decoding, min_character_confidence=min_character_confidence,
                    num_beams=num_beams, old_umlauts=old_umlauts)
+    # a page found on its side lies one way up as often as the other: its longest runs are read both ways up first
+    sideways = rotation == 90
+    if sideways and upside_down(turned(given, rotation), found, recognizer, decoding):
+        rotation = 270
+        found = run_detector(detector, turned(given, rotation), threshold)
     lines, widest_confidence = read_lines_as_they_lie(turned(given, rotation), found, recognizer, **options)
     # a page whose widest runs read as upright print does is upright; one read doubtfully is read half a turn turned
     # where its longest runs read better so (`upside_down`)
-    if auto_rotate and widest_confidence is not None and widest_confidence < READ_UPRIGHT_CONFIDENCE and upside_down(
-            turned(given, rotation), found, recognizer, decoding):
+    doubted = auto_rotate and not sideways and widest_confidence is not None and (
+        widest_confidence < READ_UPRIGHT_CONFIDENCE)
+    if doubted and upside_down(turned(given, rotation), found, recognizer, decoding):
         rotation = (rotation + 180) % 360
         found = run_detector(detector, turned(given, rotation), threshold)
         lines, _ = read_lines_as_they_lie(turned(given, rotation), found, recognizer, **options)
