@@ -708,3 +708,24 @@ def test_a_face_without_the_long_s_gets_one_made_from_its_f(tmp_path):
     other = tmp_path / "no-f.ttf"
     _web_font_subset(other, "abs")
     assert not add_long_s(TTFont(other))
+
+
+def test_receipt_lines_are_seeded_varied_and_print_what_receipts_print():
+    from textrec.processing.data import receipt_text
+
+    lines = receipt_text.receipt_lines(2000, seed=3)
+    assert lines == receipt_text.receipt_lines(2000, seed=3)
+    assert lines != receipt_text.receipt_lines(2000, seed=4)
+    assert receipt_text.receipt_lines(0) == []
+    with pytest.raises(ValueError, match="at least 0"):
+        receipt_text.receipt_lines(-1)
+    assert all(line and line == line.strip() for line in lines)
+    assert len(set(lines)) > 1500  # drawn, not a list repeated
+    capitals = sum(line == line.upper() for line in lines) / len(lines)
+    assert receipt_text.CAPITALS_SHARE - 0.05 < capitals < 1.0  # the rest in title case
+    text = "\n".join(line.upper() for line in lines)
+    for printed in ("TOTAL", "GST", "SDN BHD", "THANK YOU", "INVOICE NO", "JALAN"):
+        assert printed in text
+    assert re.search(r"\b\d+\.\d\d\b", text)  # amounts
+    assert re.search(r"\b\d\d/\d\d/\d{2,4}\b", text)  # dates
+    assert re.search(r"\b\d{1,2}:\d\d\b", text)  # times

@@ -119,6 +119,24 @@ def test_installed_release_reads_with_the_image_processor_settings_chosen_for_it
     for setting, value in release_module.get_release(name).image_processor_settings.items():
         assert getattr(processor.image_processor, setting) == value, setting
 
+def test_the_print_readers_ngram_counts_receipts_words():
+    """`crnn-lines`' n-gram is counted from receipt-like lines too (`PRINT_LANGUAGE_MODEL`): it takes a receipt's own
+    words for likelier than what their faint dot-matrix print is misread as (counted from fortunes alone it did not)."""
+    model, processor = load_recognizer("crnn-lines")
+    tables, vocabulary = model.language_model.tables(), processor.tokenizer.get_vocab()
+
+    def log_probability(text: str) -> float:
+        history, total = tables.start_history(), 0.0
+        for character in text:
+            total += tables.log_probability(history, vocabulary[character])
+            history = tables.next_history(history, vocabulary[character])
+        return total
+
+    for printed, misread in (("TOTAL INCL. GST", "TOTAL INCL. BST"), ("AMOUNT (RM)", "AMOUNT (RH)"),
+                             ("STATIONERY SDN BHD", "STATIONERY SON BHD"), ("GST SUMMARY", "BST SUMMARY")):
+        assert log_probability(printed) > log_probability(misread), printed
+
+
 @pytest.mark.parametrize("name", [name for name in released_model_names() if name in release_module.RELEASES])
 def test_installed_release_reads_held_out_lines(name):
     """A guard against shipping broken weights (a bad fp16 conversion, the wrong folder): the release's own
