@@ -106,6 +106,23 @@ def test_the_lstm_reads_each_line_by_its_length_as_over_packed_sequences_and_tra
     assert seconds(lambda columns: read_by_lengths(lstm, columns, lengths)) < seconds(packed)
 
 
+def test_a_dynamically_quantized_model_reads_a_batch_as_the_model_reads_each_line():
+    """torch's int8 dynamic quantization (`quantize_dynamic`, as `scripts/lab/benchmark_onnx.py` measures it) swaps the
+    LSTM for one that keeps no `weight_ih_l0`: it reads a batch over packed sequences, each line as the fp32 model reads
+    it alone, but for int8's rounding."""
+    model = tiny_model()
+    quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear, torch.nn.LSTM}, dtype=torch.qint8)
+    torch.manual_seed(2)
+    narrow, wide = torch.randn(1, 1, 32, 64), torch.randn(1, 1, 32, 128)
+    batch = torch.cat([torch.nn.functional.pad(narrow, (0, 64)), wide])
+    mask = torch.ones(2, 32, 128, dtype=torch.long)
+    mask[0, :, 64:] = 0
+    with torch.no_grad():
+        batched = quantized(batch, pixel_mask=mask).logits[1]
+        alone = model(wide).logits[0]
+    assert (batched - alone).abs().max() < 0.05 * alone.abs().max()
+
+
 def test_textrec_train_trains_and_evaluates_it_and_recognize_reads_with_ctc(tmp_path, sample_line_images):
     folder = tmp_path / "crnn"
     arguments = [a for a in tiny_run_arguments(folder) if not a.startswith("--model=")]

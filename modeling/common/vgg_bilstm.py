@@ -115,10 +115,11 @@ def read_columns(
     attention_mask = (centres[None] < image_widths[:, None]).long()
     attention_mask[:, 0] = 1  # every image reads at least its first column
     lengths = attention_mask.sum(dim=1)
-    if len(columns) > 1 and not torch.onnx.is_in_onnx_export():
+    if len(columns) > 1 and isinstance(sequence_model, nn.LSTM) and not torch.onnx.is_in_onnx_export():
         return read_by_lengths(sequence_model, columns, lengths), attention_mask
-    # packed sequences: one line (oneDNN's LSTM costs it twice the time), and the ONNX export (an ONNX LSTM with
-    # `sequence_lens`, which ONNX Runtime reads by lengths itself)
+    # packed sequences: one line (oneDNN's LSTM costs it twice the time), the ONNX export (an ONNX LSTM with
+    # `sequence_lens`, which ONNX Runtime reads by lengths itself), and an LSTM that is no `nn.LSTM` and keeps no
+    # `weight_ih_l0` (torch's dynamically quantized int8 LSTM, `torch.ao.quantization.quantize_dynamic`)
     packed = pack_padded_sequence(columns, lengths.cpu(), batch_first=True, enforce_sorted=False)
     hidden_states, _ = sequence_model(packed)
     hidden_states, _ = pad_packed_sequence(hidden_states, batch_first=True, total_length=columns.shape[1])
