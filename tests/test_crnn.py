@@ -45,16 +45,23 @@ def test_generate_is_ctc_best_path_or_prefix_beam_search_and_refuses_sampling():
     assert available_decodings(model) == ("ctc",) and preferred_decoding(model) == "ctc"
 
 
+def narrow_line_padded_beside_a_wide_one(seed: int):
+    """A narrow and a wide random line, and the two batched: the narrow one padded to the wide one's width, and
+    the batch's pixel mask."""
+    torch.manual_seed(seed)
+    narrow, wide = torch.randn(1, 1, 32, 64), torch.randn(1, 1, 32, 128)
+    batch = torch.cat([torch.nn.functional.pad(narrow, (0, 64)), wide])
+    mask = torch.ones(2, 32, 128, dtype=torch.long)
+    mask[0, :, 64:] = 0
+    return narrow, wide, batch, mask
+
+
 def test_an_image_reads_the_same_alone_and_batched_with_a_wider_one():
     """The pixel mask keeps the padding out of the LSTM, so an image reads as alone. Not exactly: the VGG's last
     columns have receptive fields reaching into the padding (as in every CNN recognizer), and the backward LSTM
     carries that small difference leftwards; without the mask the LSTM reads the padding itself."""
     model = tiny_model()
-    torch.manual_seed(1)
-    narrow, wide = torch.randn(1, 1, 32, 64), torch.randn(1, 1, 32, 128)
-    batch = torch.cat([torch.nn.functional.pad(narrow, (0, 64)), wide])
-    mask = torch.ones(2, 32, 128, dtype=torch.long)
-    mask[0, :, 64:] = 0
+    narrow, wide, batch, mask = narrow_line_padded_beside_a_wide_one(seed=1)
     with torch.no_grad():
         alone = model(narrow).logits[0]
         masked = model(batch, pixel_mask=mask)
@@ -112,11 +119,7 @@ def test_a_dynamically_quantized_model_reads_a_batch_as_the_model_reads_each_lin
     it alone, but for int8's rounding."""
     model = tiny_model()
     quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear, torch.nn.LSTM}, dtype=torch.qint8)
-    torch.manual_seed(2)
-    narrow, wide = torch.randn(1, 1, 32, 64), torch.randn(1, 1, 32, 128)
-    batch = torch.cat([torch.nn.functional.pad(narrow, (0, 64)), wide])
-    mask = torch.ones(2, 32, 128, dtype=torch.long)
-    mask[0, :, 64:] = 0
+    _, wide, batch, mask = narrow_line_padded_beside_a_wide_one(seed=2)
     with torch.no_grad():
         batched = quantized(batch, pixel_mask=mask).logits[1]
         alone = model(wide).logits[0]
