@@ -160,6 +160,12 @@ wir`) or as a fragment (`und ) des`)."""
 JOINED_PIECES_MIN_HEIGHT_RATIO = 0.67
 """... the lower of the two at least this share of the taller's height (a heading's large type and the small print set
 beside it are read apart, each at its own size)."""
+SHARED_PIECES_MIN_HEIGHT_RATIO = 0.5
+"""Runs of one output line of which one reaches into the other's core share a glyph (read twice: `*) ) Neuerdings`, `.
+. ( Obgleich`): they are read as one image where the lower lies within the taller's height and is at least this share
+of it, the footnote mark `*)` beside its line, a detector's piece spanning the gap between two others (0.6-0.66 of
+the line's height on the development book pages; a receipt's short label beside a run twice its height, 0.42, read
+worse joined). On the 82 development receipts, forms and book pages: errors 5,735 -> 5,710 (book pages 2.02% -> 1.98%)."""
 GUTTER_MIN_WIDTH_HEIGHTS = 0.45
 """A gutter between columns without a printed rule is a vertical band of paper at least this many line heights wide
 (wider than most spaces of a justified line) ..."""
@@ -1067,9 +1073,13 @@ def join_line_pieces(polygons: Sequence[Polygon], rows: Sequence[Sequence[int]],
 
     def joinable(previous: int, index: int) -> bool:
         middle = (upright[index, 1] + upright[index, 3]) / 2
+        lower, taller = sorted((previous, index), key=lambda run: heights[run])
+        sharing = ((upright[index, 0] < cores[previous, 2] or upright[previous, 2] > cores[index, 0])
+                   and heights[lower] >= SHARED_PIECES_MIN_HEIGHT_RATIO * heights[taller]
+                   and upright[taller, 1] <= upright[lower, 1] and upright[lower, 3] <= upright[taller, 3])
         return (previous not in apart and index not in apart and detections[previous] != detections[index]
-                and cores[index, 0] - cores[previous, 2] < max_gap_heights * min(heights[previous], heights[index])
-                and _alike_heights(heights[previous], heights[index])
+                and (sharing or cores[index, 0] - cores[previous, 2] < max_gap_heights * min(heights[previous], heights[index])
+                     and _alike_heights(heights[previous], heights[index]))
                 and not any(cores[previous, 0] < x < cores[index, 2] and top <= middle <= bottom for x, top, bottom in rules))
 
     joined, members, joined_rows = [], [], []
@@ -1581,6 +1591,25 @@ def vertical_lines(page: Image.Image, polygons: Sequence[Polygon], scores: Seque
     return lines
 
 
+def speck_rows(polygons: Sequence[Polygon], rows: Sequence[Sequence[int]]) -> set[int]:
+    """The runs of the rows far less high than the page's printed lines: rows whose box is less high than
+    `MIN_LINE_HEIGHT_RATIO` of the page's typical row, the height at and under which half of all rows' width lies (a
+    speck is narrow, so a noisy scan's hundreds of specks do not make the typical row a speck). Such a row, read,
+    would be left out as a line far less high than the page's; it is not read (a noisy fax page: 281 runs, most
+    of them specks)."""
+    rows = [row for row in rows if row]
+    if len(rows) < 2:
+        return set()
+    boxes = [np.asarray([polygon_to_box(polygons[index]) for index in row], dtype=np.float64) for row in rows]
+    heights = np.asarray([row_boxes[:, 3].max() - row_boxes[:, 1].min() for row_boxes in boxes])
+    widths = np.asarray([row_boxes[:, 2].max() - row_boxes[:, 0].min() for row_boxes in boxes])
+    order = np.argsort(heights, kind="stable")
+    widths_under = np.cumsum(widths[order])
+    typical = heights[order][min(int(np.searchsorted(widths_under, widths_under[-1] / 2)), len(rows) - 1)]
+    lowest = MIN_LINE_HEIGHT_RATIO * typical
+    return {index for row, height in zip(rows, heights) if height < lowest for index in row}
+
+
 def read_lines_as_they_lie(page: Image.Image, found: dict, recognizer, batch_size: int = 32, decoding: str | None = None,
                            min_character_confidence: float = MIN_CHARACTER_CONFIDENCE, num_beams: int | None = None,
                            old_umlauts: bool = False) -> tuple[list[PageLine], float | None]:
@@ -1647,9 +1676,11 @@ def read_lines_as_they_lie(page: Image.Image, found: dict, recognizer, batch_siz
         sources.append(sources[partner])
     uneven = {index for index, polygon in enumerate(polygons) if unevenly_lit(gain, polygon)}
     evened = Image.fromarray(even_light(np.asarray(page), gain)) if uneven else page
+    specks = speck_rows(polygons, rows) if min_character_confidence > 0 else set()
     crops = {index: crop_line(evened if index in uneven else page,
                               numbered[source] if index in page_numbers else polygon, paper)
-             for index, (polygon, source) in enumerate(zip(polygons, sources)) if index not in glyphs}
+             for index, (polygon, source) in enumerate(zip(polygons, sources))
+             if index not in glyphs and index not in specks}
     crops = {index: crop for index, crop in crops.items()
              if sparse_ink_contrast(np.asarray(crop.convert("L"))) >= deepest_grain}
     readings: dict[int, LineReading] = {}

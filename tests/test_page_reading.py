@@ -33,6 +33,7 @@ from textrec.processing.page_reading import (
     split_at_gutters,
     column_gutters,
     split_at_columns,
+    speck_rows,
     split_stacked_lines,
     table_rules,
     vertical_rules,
@@ -232,6 +233,36 @@ def test_pieces_of_a_line_the_detector_found_apart_are_read_as_one_image():
     joined, _, members = join_line_pieces(skewed, [[0, 1]], [0, 1])
     assert members == [[0, 1]]
     assert np.allclose(joined[0], [turn(100, 100), turn(480, 100), turn(480, 121), turn(100, 121)], atol=1e-6)
+
+
+def test_pieces_sharing_a_glyph_are_read_as_one_image_whatever_their_heights():
+    """A footnote's `*)` found as a run of its own, the line's run reaching into it (the `)` in both): read as one image,
+    though the mark is lower than the line (0.6 of its height), not `*) ) Neuerdings`. A run far lower than the line
+    beside it (a receipt's short label beside a run twice its height) or reaching below it is read apart."""
+    line = box_to_polygon([115, 98, 480, 128])
+    mark = box_to_polygon([95, 104, 123, 122])
+    polygons, rows, members = join_line_pieces([mark, line], [[0, 1]], detections=[0, 1])
+    assert members == [[0, 1]] and rows == [[0]]
+    assert np.allclose(polygon_to_box(polygons[0]), [95, 98, 480, 128])
+    low_label = box_to_polygon([95, 108, 123, 120])
+    assert join_line_pieces([low_label, line], [[0, 1]], [0, 1])[2] == [[0], [1]]
+    below = box_to_polygon([95, 115, 123, 133])
+    assert join_line_pieces([below, line], [[0, 1]], [0, 1])[2] == [[0], [1]]
+
+
+def test_rows_of_specks_are_not_read():
+    """Rows far less high than the page's printed lines (a noisy fax's specks, more of them than lines) are found
+    before reading: the typical row is the height under which half the rows' width lies, not the median row. A speck
+    in a printed line's row is that line's; a page of specks alone has no speck rows."""
+    lines = [box_to_polygon([100, y, 500, y + 20]) for y in (100, 140, 180)]
+    specks = [box_to_polygon([x, 300 + 3 * x, x + 8, 305 + 3 * x]) for x in range(20, 200, 18)]
+    beside = box_to_polygon([520, 110, 528, 115])
+    polygons = lines + specks + [beside]
+    rows = [[0, len(polygons) - 1], [1], [2]] + [[3 + k] for k in range(len(specks))]
+    assert len(specks) > len(lines)
+    assert speck_rows(polygons, rows) == set(range(3, 3 + len(specks)))
+    assert speck_rows(specks, [[k] for k in range(len(specks))]) == set()
+    assert speck_rows(lines[:1], [[0]]) == set()
 
 
 def test_columns_are_found_when_a_detection_joins_two_of_their_lines():
@@ -859,15 +890,20 @@ def test_a_line_read_as_marks_alone_is_left_out_of_the_page(monkeypatch):
 
 def test_a_line_far_less_high_than_the_pages_lines_is_left_out(monkeypatch):
     """A receipt's torn edge read as letters (`AN A A NA`): a line less high than `MIN_LINE_HEIGHT_RATIO` of the page's
-    median line is left out, a page number's line half as high as the text kept; a minimum character confidence of 0
-    keeps every line."""
+    median line is left out, not even read (`speck_rows`), a page number's line half as high as the text kept; a
+    minimum character confidence of 0 reads and keeps every line."""
     from textrec.processing import page_reading
     from textrec.processing.inference import LineReading
 
     texts = ["TOTAL QUANTITY 1", "CASH 16.00", "— 21 —", "THANK YOU", "AN A A NA A"]
-    monkeypatch.setattr(page_reading, "iter_recognize", lambda model, processor, crops, **kwargs: (
-        (index, LineReading(texts[index] if len(crops) == len(texts) else "", 0.99, []), None)
-        for index in range(len(crops))))
+    read_crops = []
+
+    def recognize(model, processor, crops, **kwargs):
+        read_crops.append(len(crops))
+        return ((index, LineReading(texts[index] if len(crops) >= len(texts) - 1 else "", 0.99, []), None)
+                for index in range(len(crops)))
+
+    monkeypatch.setattr(page_reading, "iter_recognize", recognize)
     boxes = [[20.0, 20.0, 380.0, 60.0], [20.0, 80.0, 380.0, 120.0], [150.0, 140.0, 250.0, 160.0],
              [20.0, 180.0, 380.0, 220.0], [20.0, 250.0, 380.0, 262.0]]
     detector = lambda page: {"scores": [0.9] * len(boxes), "boxes": boxes,
@@ -878,8 +914,11 @@ def test_a_line_far_less_high_than_the_pages_lines_is_left_out(monkeypatch):
     assert 12 < page_reading.MIN_LINE_HEIGHT_RATIO * 40 < 20
     read = page_reading.read_page(page, (None, None), detector, auto_rotate=False)
     assert read.text.split("\n") == texts[:4]
+    assert max(read_crops) == 4
+    read_crops.clear()
     every = page_reading.read_page(page, (None, None), detector, auto_rotate=False, min_character_confidence=0.0)
     assert every.text.split("\n") == texts
+    assert max(read_crops) == 5
 
 
 def grainy_paper(size=(400, 280), grain: float = 12.0, seed: int = 0) -> np.ndarray:
