@@ -1058,7 +1058,8 @@ def join_line_pieces(polygons: Sequence[Polygon], rows: Sequence[Sequence[int]],
                      max_gap_heights: float = JOINED_PIECES_GAP_HEIGHTS,
                      ) -> tuple[list[Polygon], list[list[int]], list[list[int]]]:
     """The runs of each output line of `rows` (`reading_order`'s) that follow one another within `max_gap_heights` line
-    heights (between their cores, in the page's upright frame), of like heights, joined into one run: the polygon of
+    heights (between their cores, in the page's upright frame), of like heights, or of which one reaches into the
+    other's core (a glyph both hold; `SHARED_PIECES_MIN_HEIGHT_RATIO`), joined into one run: the polygon of
     their union, turned back by the page's skew. Runs cut from one detected run (`detections`: the detected run each
     polygon is a piece of), runs a printed rule between columns or a table's rule parts (`column_rules`, `(x, top,
     bottom)` in page pixels) and the runs of `keep_apart` (page numbers between dashes) are not joined. Returns the
@@ -1751,7 +1752,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     out those still read so (marks that are not text; 0 keeps every run; a page number between dashes is kept: the
     dashes say it is text), joins the runs of each printed line and leaves out a line read as no letter or digit (a
     speck or an ornament read as `-`, `*`) and a line far less high than the page's (`MIN_LINE_HEIGHT_RATIO`: a torn
-    edge, a speck; 0 keeps them too). A run no deeper than the paper's grain (`GRAIN_INK_DEPTHS`) is not read, and a
+    edge, a speck, the rows of which are not read at all where they are told before reading, `speck_rows`; 0 reads and
+    keeps them too). A run no deeper than the paper's grain (`GRAIN_INK_DEPTHS`) is not read, and a
     page of such runs alone (a blank sheet scanned, noise) is read as no line (0 reads them). A 1-bit scan whose grey
     paper is dithered into dots (`is_dithered`) is read softened, its dots merged into their grey (`DITHER_SOFTENING`).
     `decoding`, `num_beams` and `old_umlauts` as `iter_recognize` takes them (None: as the recognizer's `generate()`
