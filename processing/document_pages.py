@@ -47,7 +47,9 @@ def import_pypdfium2(purpose: str = "reading PDFs"):
 
 def open_pdf(path):
     """The PDF at `path` as a `pypdfium2.PdfDocument`; a `ValueError` naming the file for what is not a readable PDF
-    (damaged, not a PDF, or encrypted with a password)."""
+    (missing, damaged, not a PDF, or encrypted with a password)."""
+    if not Path(path).is_file():
+        raise ValueError(f"PDF file '{path}' not found")
     pdfium = import_pypdfium2()
     try:
         return pdfium.PdfDocument(str(path))

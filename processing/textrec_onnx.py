@@ -79,6 +79,10 @@ def load_image(source) -> Image.Image:
     alone made grey along the colours' main axis (`colour_contrast_grey`)."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
+        if not os.path.exists(path):
+            raise ValueError(f"image file {path!r} not found")
+        if os.path.isfile(path) and os.path.getsize(path) == 0:
+            raise ValueError(f"image file {path!r} is empty (0 bytes)")
         try:
             with Image.open(path) as opened:
                 opened.load()
@@ -450,14 +454,23 @@ class OnnxLineReader:
             frozenset(self.search["skip_token_ids"]), frozenset(self.search.get("line_break_token_ids", ()))))
             for row, mask in zip(log_probs, column_mask)]
 
-    def read(self, images: list, batch_size: int = 32) -> list[str]:
+    def read(self, images: list, batch_size: int = 32, errors: dict[int, str] | None = None) -> list[str | None]:
         """The text of each image (paths, PIL images or uint8 arrays), in order. As textrec's `recognize()`, the
         images are read in windows of `sort_window_batches` batches, each window sorted by aspect ratio, so that
-        lines of like width share a batch and little is padded."""
-        texts = [""] * len(images)
+        lines of like width share a batch and little is padded. An image that cannot be loaded raises its
+        `ValueError`, or, where `errors` is given, is read as None, its index and message put into `errors`, and the
+        others are read all the same."""
+        texts: list[str | None] = [""] * len(images)
         window = batch_size * self.window_batches
         for begin in range(0, len(images), window):
-            loaded = {index: load_image(images[index]) for index in range(begin, min(begin + window, len(images)))}
+            loaded = {}
+            for index in range(begin, min(begin + window, len(images))):
+                try:
+                    loaded[index] = load_image(images[index])
+                except ValueError as error:
+                    if errors is None:
+                        raise
+                    errors[index], texts[index] = f"image {index + 1} of {len(images)}: {error}", None
             by_shape = sorted(loaded, key=lambda index: loaded[index].width / max(loaded[index].height, 1))
             for start in range(0, len(by_shape), batch_size):
                 batch = by_shape[start : start + batch_size]
@@ -476,13 +489,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--num_threads", type=int, default=0, help="onnxruntime threads (0: every core).")
     parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text'.")
     args = parser.parse_args(argv)
+    errors: dict[int, str] = {}
     try:
         reader = OnnxLineReader(args.folder, int8=args.int8, num_threads=args.num_threads)
-        texts = reader.read(args.images, batch_size=args.batch_size)
-    except (ValueError, OSError) as error:  # a missing or unreadable image or folder: one line, not a traceback
+        texts = reader.read(args.images, batch_size=args.batch_size, errors=errors)
+    except (ValueError, OSError) as error:  # a missing or unreadable folder: one line, not a traceback
         parser.exit(1, f"{parser.prog}: error: {error}\n")
+    for index, error in errors.items():
+        print(f"{parser.prog}: {error}", file=sys.stderr)
+    # one output line per image, an empty one for an image that could not be read: lines stay in step with images
     for path, text in zip(args.images, texts):
-        print(f"{path}\t{text}" if args.show_paths else text)
+        print(f"{path}\t{text or ''}" if args.show_paths else text or "")
+    if errors:
+        parser.exit(1, f"{parser.prog}: {len(errors)} of {len(args.images)} images could not be read\n")
 
 
 if __name__ == "__main__":

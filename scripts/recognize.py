@@ -43,7 +43,9 @@ def collect_images(inputs: list[str], documents: bool = False) -> list[Path]:
     """Files as given, and the image files of folders in name order (by `IMAGE_SUFFIXES`; PDFs too where
     `documents`, as `--page` reads them). What else a folder holds is not read, and one line on stderr counts and
     names it: other files, and sub-folders. A symbolic link to nothing counts as a file: by its name an image to read
-    (that then cannot be read), else another file."""
+    (that then cannot be read), else another file. A name given that is neither a file nor a folder is kept as a
+    file, which then cannot be read: named on stderr and skipped in its turn, as an unreadable image is, the others
+    read all the same."""
     if documents:
         from textrec.processing.document_pages import PDF_SUFFIX
 
@@ -59,10 +61,8 @@ def collect_images(inputs: list[str], documents: bool = False) -> list[Path]:
             others = [p.name for p in files if p.suffix.lower() not in suffixes]
             folders = [p.name for p in entries if p.is_dir()]
             report_skipped(item, others, folders)
-        elif item.exists():
+        else:  # a file, or a name that is no file: read in its turn, where one that cannot be read is named and skipped
             paths.append(item)
-        else:
-            raise SystemExit(f"textrec-recognize: no such file or folder: {item}")
     return paths
 
 

@@ -597,9 +597,6 @@ BAD_INPUTS = {
         "textrec-recognize",
         lambda t, lines, model: ["--model", broken_model(model, t, truncate("tokenizer.json")), one_image(t, lines)],
         "tokenizer.json is not valid JSON"),
-    "missing image file": (
-        "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t / "line.png")],
-        "no such file or folder"),
     "folder without images": (
         "textrec-recognize", lambda t, lines, model: ["--model", str(model), str(t)], "no images found in "),
     "several pages as hOCR without an output folder": (

@@ -73,16 +73,31 @@ def test_a_confidence_outside_0_to_1_is_refused(value, line_file, capsys):
     assert "must be from 0 to 1" in capsys.readouterr().err
 
 
-def test_an_image_that_cannot_be_read_keeps_one_output_line_per_image(tmp_path, line_file, capsys):
-    """`textrec-recognize a b c > out`: the lines of `out` stay in step with the images."""
+@pytest.mark.parametrize("missing", [False, True], ids=["empty file", "no such file"])
+def test_an_image_that_cannot_be_read_keeps_one_output_line_per_image(tmp_path, line_file, capsys, missing):
+    """`textrec-recognize a b c > out`: the lines of `out` stay in step with the images, whether the one that cannot
+    be read is an empty file or a name that is no file (a typo among many paths)."""
     broken = tmp_path / "broken.png"
-    broken.write_bytes(b"")
+    if not missing:
+        broken.write_bytes(b"")
     texts = recognize_cli.run(["--model", "crnn-lines", str(line_file), str(broken), str(line_file)])
     captured = capsys.readouterr()
     assert texts[1] is None and captured.out.splitlines() == [texts[0], "", texts[2]]
     assert "broken.png" in captured.err and "1 of 3 images could not be read" in captured.err
+    assert ("not found" if missing else "empty") in captured.err
     recognize_cli.run(["--model", "crnn-lines", "--show_paths", str(line_file), str(broken)])
     assert capsys.readouterr().out.splitlines() == [f"{line_file}\t{texts[0]}", f"{broken}\t"]
+
+
+@pytest.mark.parametrize("name, page", [("line.png", False), ("scan.pdf", True)])
+def test_a_name_that_is_no_file_is_said_not_found_and_fails_the_run(tmp_path, capsys, name, page):
+    """A mistyped image or PDF: named on stderr as not found (not a traceback, not a pypdfium2 path alone), and the
+    run exits with status 1."""
+    with pytest.raises(SystemExit) as exit_info:
+        recognize_cli.main(["--model", "crnn-lines", *(["--page"] if page else []), str(tmp_path / name)])
+    assert exit_info.value.code == 1
+    errors = capsys.readouterr().err
+    assert f"{name}' not found" in errors and "Traceback" not in errors
 
 
 def test_a_page_that_cannot_be_read_has_its_json_record_and_an_empty_page_is_said_to_be(tmp_path, capsys):

@@ -188,6 +188,27 @@ def test_the_reader_reads_the_same_text_in_a_virtual_environment_without_torch(c
 
 
 @needs_onnx
+def test_the_reader_names_and_skips_an_image_it_cannot_read(crnn_lines_onnx, line_files, tmp_path, capsys):
+    """`textrec_onnx.py FOLDER a missing.png empty.png b`: the readable lines are printed, each unreadable image
+    named on stderr (not found, empty) with an empty output line in its place, and the run exits with status 1, as
+    `textrec-recognize` does; `read()` without `errors` still raises on the first."""
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    images = [str(line_files[0]), str(tmp_path / "missing.png"), str(empty), str(line_files[1])]
+    with pytest.raises(SystemExit) as exit_info:
+        textrec_onnx.main([str(crnn_lines_onnx), *images, "--num_threads", "1"])
+    assert exit_info.value.code == 1
+    captured = capsys.readouterr()
+    reader = textrec_onnx.OnnxLineReader(crnn_lines_onnx, num_threads=1)
+    expected = reader.read([line_files[0], line_files[1]])
+    assert captured.out.split("\n")[:-1] == [expected[0], "", "", expected[1]]
+    assert "image 2 of 4: image file" in captured.err and "missing.png' not found" in captured.err
+    assert "empty.png' is empty (0 bytes)" in captured.err and "2 of 4 images could not be read" in captured.err
+    with pytest.raises(ValueError, match="not found"):
+        reader.read(images)
+
+
+@needs_onnx
 def test_a_model_reading_with_a_language_model_exports_its_search_and_reads_alike(line_files, tmp_path):
     """The n-gram's tables, the search settings (its line-break marks too) and the beam search's file go with the
     export; the reader reads what textrec reads, which is not best path."""
