@@ -37,6 +37,7 @@ from textrec.model_cards.hub import clear_folder_for_export
 
 from ..modeling.crnn import ctc_beam_search
 from . import luminance, slant_correction, textrec_onnx
+from .image_processing_text_recognition import BLANK_CONTRAST, MIN_IMAGE_SIDE
 from .inference import SORT_WINDOW_BATCHES, load_recognizer
 from .pipeline_text_recognition import available_decodings, preferred_decoding
 
@@ -224,7 +225,8 @@ def write_int8_model(model_path: Path, int8_path: Path, processor, calibration_i
 
 def reader_config(model, processor, name: str) -> dict:
     """`onnx_config.json`: what the reader needs beside the graph and the vocabulary, each from where textrec
-    declares it (the image processor's settings, the model config's ids, `recognize()`'s batching)."""
+    declares it (the image processor's settings, the model config's ids, `recognize()`'s batching, the sizes and
+    contrast under which recognition warns that an image holds no text to read)."""
     return {
         "format": textrec_onnx.FORMAT,
         "format_version": textrec_onnx.FORMAT_VERSION,
@@ -236,6 +238,7 @@ def reader_config(model, processor, name: str) -> dict:
         "blank_token_id": model.config.pad_token_id,
         "eos_token_id": model.config.eos_token_id,
         "sort_window_batches": SORT_WINDOW_BATCHES,
+        "image_checks": {"min_image_side": MIN_IMAGE_SIDE, "blank_contrast": BLANK_CONTRAST},
         **ctc_search_config(model),
     }
 

@@ -421,6 +421,7 @@ class OnnxLineReader:
         self.vocabulary = CTCVocabulary(tokenizer, config["eos_token_id"])
         self.blank_token_id = config["blank_token_id"]
         self.window_batches = config["sort_window_batches"]
+        self.image_checks = config.get("image_checks")  # None in a folder exported before the reader warned
         self.search = config.get("ctc_search") or {}
         self.language_model = None
         if self.search:
@@ -454,12 +455,27 @@ class OnnxLineReader:
             frozenset(self.search["skip_token_ids"]), frozenset(self.search.get("line_break_token_ids", ()))))
             for row, mask in zip(log_probs, column_mask)]
 
-    def read(self, images: list, batch_size: int = 32, errors: dict[int, str] | None = None) -> list[str | None]:
+    def image_warning(self, image: Image.Image) -> str | None:
+        """Why a loaded image holds no text to read, as textrec's `size_warning` says it (a side shorter than
+        `min_image_side`, an ink contrast under `blank_contrast`), or None. Such an image is still read."""
+        if not self.image_checks:
+            return None
+        if min(image.width, image.height) < self.image_checks["min_image_side"]:
+            return f"tiny image ({image.width}x{image.height} pixels, width x height)"
+        contrast = ink_contrast(np.asarray(image.convert("L")))
+        if contrast < self.image_checks["blank_contrast"]:
+            return (f"it looks blank (its darkest and lightest pixels differ by {contrast:.0f} grey levels): there "
+                    "is no text in it to read")
+        return None
+
+    def read(self, images: list, batch_size: int = 32, errors: dict[int, str] | None = None,
+             warnings: dict[int, str] | None = None) -> list[str | None]:
         """The text of each image (paths, PIL images or uint8 arrays), in order. As textrec's `recognize()`, the
         images are read in windows of `sort_window_batches` batches, each window sorted by aspect ratio, so that
         lines of like width share a batch and little is padded. An image that cannot be loaded raises its
         `ValueError`, or, where `errors` is given, is read as None, its index and message put into `errors`, and the
-        others are read all the same."""
+        others are read all the same. Where `warnings` is given, an image that holds no text to read
+        (`image_warning`) has its index and why put into it (it is read all the same)."""
         texts: list[str | None] = [""] * len(images)
         window = batch_size * self.window_batches
         for begin in range(0, len(images), window):
@@ -471,6 +487,10 @@ class OnnxLineReader:
                     if errors is None:
                         raise
                     errors[index], texts[index] = f"image {index + 1} of {len(images)}: {error}", None
+                    continue
+                warning = self.image_warning(loaded[index]) if warnings is not None else None
+                if warning:
+                    warnings[index] = f"image {index + 1} of {len(images)}: {warning}"
             by_shape = sorted(loaded, key=lambda index: loaded[index].width / max(loaded[index].height, 1))
             for start in range(0, len(by_shape), batch_size):
                 batch = by_shape[start : start + batch_size]
@@ -490,13 +510,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--show_paths", action="store_true", help="Print 'path<TAB>text'.")
     args = parser.parse_args(argv)
     errors: dict[int, str] = {}
+    warnings: dict[int, str] = {}
     try:
         reader = OnnxLineReader(args.folder, int8=args.int8, num_threads=args.num_threads)
-        texts = reader.read(args.images, batch_size=args.batch_size, errors=errors)
+        texts = reader.read(args.images, batch_size=args.batch_size, errors=errors, warnings=warnings)
     except (ValueError, OSError) as error:  # a missing or unreadable folder: one line, not a traceback
         parser.exit(1, f"{parser.prog}: error: {error}\n")
-    for index, error in errors.items():
-        print(f"{parser.prog}: {error}", file=sys.stderr)
+    for index in sorted({**errors, **warnings}):
+        print(f"{parser.prog}: {errors[index]}" if index in errors else
+              f"{parser.prog}: {warnings[index]}; read all the same", file=sys.stderr)
     # one output line per image, an empty one for an image that could not be read: lines stay in step with images
     for path, text in zip(args.images, texts):
         print(f"{path}\t{text or ''}" if args.show_paths else text or "")

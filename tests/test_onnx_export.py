@@ -209,6 +209,23 @@ def test_the_reader_names_and_skips_an_image_it_cannot_read(crnn_lines_onnx, lin
 
 
 @needs_onnx
+def test_the_reader_warns_of_an_image_that_holds_no_text_as_textrec_does(crnn_lines_onnx, line_files, tmp_path, capsys):
+    """A 1x1 image and a blank one: read (empty lines, exit status 0), each with textrec's warning on stderr (tiny
+    image; looks blank), not a silent empty line; a line of text draws no warning."""
+    from textrec.processing.image_processing_text_recognition import TextRecognitionImageProcessor as Processor
+
+    tiny, blank = tmp_path / "tiny.png", tmp_path / "blank.png"
+    Image.new("L", (1, 1), 0).save(tiny)
+    Image.new("L", (800, 100), 255).save(blank)
+    textrec_onnx.main([str(crnn_lines_onnx), str(line_files[0]), str(tiny), str(blank), "--num_threads", "1"])
+    errors = capsys.readouterr().err.splitlines()
+    processor = Processor()
+    expected = [processor.size_warning(1, 1), processor.size_warning(800, 100, Image.open(blank))]
+    assert [line.split(": ", 1)[1] for line in errors] == [  # after the program's name
+        f"image 2 of 3: {expected[0]}; read all the same", f"image 3 of 3: {expected[1]}; read all the same"], errors
+
+
+@needs_onnx
 def test_a_model_reading_with_a_language_model_exports_its_search_and_reads_alike(line_files, tmp_path):
     """The n-gram's tables, the search settings (its line-break marks too) and the beam search's file go with the
     export; the reader reads what textrec reads, which is not best path."""
