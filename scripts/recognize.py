@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "{\"path\", \"text\", \"confidence\", \"characters\": [[character, confidence], ...]} "
                         "(and \"warning\" where the image lies outside what the model reads: blank, several lines, "
                         "a line on its side...; \"text\": null and \"error\" for an image that could not be read; with --page "
-                        "\"lines\": null and \"error\", and a document's page its \"page_number\"); hocr (with --page): "
+                        "\"lines\": null and \"error\", a page read as no line \"lines\": [] and its \"warning\", and a document's "
+                        "page its \"page_number\"); hocr (with --page): "
                         "an hOCR document per page; pdf (with --page and --output_dir): a searchable PDF per image or "
                         "document, its pages as they are with the lines read laid over them as invisible text, as "
                         "ocrmypdf writes them.")
@@ -233,6 +234,10 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     return texts
 
 
+NO_LINE_FOUND = "no line of text was found on this page"
+"""What `--page` says of a page read as no line: on stderr, and as the page's JSON record's `warning`."""
+
+
 def format_page(path: Path, page, args: argparse.Namespace, page_number: int | None = None) -> str:
     """A page's reading as `--output_format` asks: its lines (each `path<TAB>`-prefixed with `--show_paths`, with
     `<TAB>confidence` after with `--show_confidence`), one JSON object, or an hOCR document. `page_number`: the page's
@@ -240,7 +245,9 @@ def format_page(path: Path, page, args: argparse.Namespace, page_number: int | N
     shown = str(path) if page_number is None else f"{path}#page={page_number}"
     if args.output_format == "json":
         where = {"path": str(path)} if page_number is None else {"path": str(path), "page_number": page_number}
-        return json.dumps({**where, **page.to_dict()}, ensure_ascii=False)
+        # a page read as no line says so in its record too, as a line image read as nothing carries its warning
+        said = {} if page.lines else {"warning": NO_LINE_FOUND}
+        return json.dumps({**where, **page.to_dict(), **said}, ensure_ascii=False)
     if args.output_format == "hocr":
         return page.to_hocr(title=Path(shown).name)
     lines = []
@@ -393,8 +400,7 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
                 finally:
                     bar.update()
                 if not page.lines:
-                    print(f"textrec-recognize: {shown}: no line of text was found on this page", file=sys.stderr,
-                          flush=True)
+                    print(f"textrec-recognize: {shown}: {NO_LINE_FOUND}", file=sys.stderr, flush=True)
                 texts.append(page.text)
                 if searchable:
                     searchable_pages.append((loaded, page))

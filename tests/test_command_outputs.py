@@ -109,7 +109,7 @@ def test_a_page_that_cannot_be_read_has_its_json_record_and_an_empty_page_is_sai
     records = [json.loads(line) for line in captured.out.splitlines()]
     assert texts == [None, ""]
     assert records[0]["path"] == str(broken) and records[0]["lines"] is None and "cannot" in records[0]["error"]
-    assert records[1]["lines"] == []
+    assert records[1]["lines"] == [] and records[1]["warning"] == "no line of text was found on this page"
     assert f"{blank}: no line of text was found on this page" in captured.err
 
 
