@@ -26,6 +26,10 @@ from .cli import DEBUG_HELP, run_command
 GRADIO_REQUIREMENT = "gradio>=5.0"
 """The Gradio the demo is written for: `pyproject.toml`'s `demo` extra and a Space's `requirements.txt` say it."""
 INSTALL_HINT = 'pip install "textrec[demo]"'
+EXPORTED_CODE_REQUIREMENTS = ("torch", "transformers", "tokenizers", "pillow", "numpy", "scipy")
+"""What an exported folder's code imports where textrec is not installed (a Space's `requirements.txt`, at the
+versions textrec's `pyproject.toml` requires): scipy for the image processor's glyph-height scaling (`comer-math`)
+and its several-lines warning."""
 ELEMENT_IDS = {
     "image": "textrec-image",
     "model": "textrec-model",
@@ -319,8 +323,9 @@ def write_space(folder: str | Path, title: str) -> list[Path]:
     source = SPACE_APP.replace("__TITLE__", repr(title)).replace("__UNCERTAIN_BELOW__", repr(UNCERTAIN_BELOW))
     app.write_text(source, encoding="utf-8")
     requirements = folder / "requirements.txt"
-    requirements.write_text("\n".join([*map(textrec_requirement, ("torch", "transformers", "tokenizers", "pillow", "numpy")),
-                                       GRADIO_REQUIREMENT]) + "\n", encoding="utf-8")
+    # scipy: the image processor's glyph-height scaling (comer-math) and its several-lines warning label ink pieces
+    requirements.write_text("\n".join([*map(textrec_requirement, EXPORTED_CODE_REQUIREMENTS), GRADIO_REQUIREMENT])
+                            + "\n", encoding="utf-8")
     return [app, requirements]
 
 

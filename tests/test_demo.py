@@ -85,6 +85,7 @@ def test_write_space_makes_an_exported_folder_a_space_that_reads_alike(tmp_path,
     assert sorted(path.name for path in written) == ["app.py", "requirements.txt"]
     requirements = (folder / "requirements.txt").read_text().splitlines()
     assert GRADIO_REQUIREMENT in requirements and any(line.startswith("torch") and "2.13.0" in line for line in requirements)
+    assert any(line.startswith("scipy>=") for line in requirements)  # comer-math's processor scales by glyph height with it
     assert "textrec" not in (folder / "app.py").read_text().split('"""')[2]  # the code imports no textrec
 
     spec = importlib.util.spec_from_file_location("space_app", folder / "app.py")
