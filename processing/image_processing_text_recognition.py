@@ -27,7 +27,8 @@ Pipeline for every image (PIL and NumPy only):
 4. Scale to [0, 1], optionally invert (`1 - x`), optionally normalise (`(x - mean) / std`).
 5. Batch: right-pad every image to the widest one plus `min_right_padding` columns (so that every image, the
    widest and one read alone included, ends in padding rather than in the convolutions' zero border, and reads
-   the same in any batch), rounded up to a multiple of `width_multiple`, and
+   the same in any batch, where the padding covers the convolutions' reach: see `min_right_padding`), rounded up to
+   a multiple of `width_multiple`, and
    in `"limits"` mode bottom-pad it to the tallest one, with `padding_value`; `pixel_mask` marks real
    pixels with 1 and padding with 0.
 """
@@ -670,9 +671,11 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             that end (by a factor within `GLYPH_SCALE_LIMITS`), so that text typeset at any size reaches the
             model at a scale it learned. None keeps every image's size.
         min_right_padding (`int`, defaults to 16): in the modes that pad, the columns of padding after the widest
-            image of a batch: every image then ends in padding, so that it reads the same alone as in any batch
-            (16 columns cover the released line models' convolutions; without them 10-16% of real receipt lines
-            read differently alone and in a batch of 32).
+            image of a batch: every image then ends in padding, so that it reads the same alone as in a batch
+            (without them 10-16% of real receipt lines read differently alone and in a batch of 32). 16 columns
+            do not cover the CRNN convolutions' reach whole: 2 of 400 development receipt lines (`crnn-lines`) and
+            9 of 300 Washington lines (`crnn-handwriting`) still read differently alone and in a batch of 32, none
+            with 32 columns (2026-12-02; the released models' tables are read with 16).
     """
 
     valid_kwargs = TextRecognitionImageProcessorKwargs
