@@ -62,6 +62,7 @@ from .image_processing_text_recognition import (
     otsu_threshold,
     rule_pixels,
     text_line_count,
+    weighted_median,
 )
 from .inference import LineReading, check_model_source, iter_recognize
 from .luminance import sparse_ink_contrast
@@ -1604,10 +1605,7 @@ def speck_rows(polygons: Sequence[Polygon], rows: Sequence[Sequence[int]]) -> se
     boxes = [np.asarray([polygon_to_box(polygons[index]) for index in row], dtype=np.float64) for row in rows]
     heights = np.asarray([row_boxes[:, 3].max() - row_boxes[:, 1].min() for row_boxes in boxes])
     widths = np.asarray([row_boxes[:, 2].max() - row_boxes[:, 0].min() for row_boxes in boxes])
-    order = np.argsort(heights, kind="stable")
-    widths_under = np.cumsum(widths[order])
-    typical = heights[order][min(int(np.searchsorted(widths_under, widths_under[-1] / 2)), len(rows) - 1)]
-    lowest = MIN_LINE_HEIGHT_RATIO * typical
+    lowest = MIN_LINE_HEIGHT_RATIO * weighted_median(heights, widths)
     return {index for row, height in zip(rows, heights) if height < lowest for index in row}
 
 

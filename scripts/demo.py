@@ -323,7 +323,6 @@ def write_space(folder: str | Path, title: str) -> list[Path]:
     source = SPACE_APP.replace("__TITLE__", repr(title)).replace("__UNCERTAIN_BELOW__", repr(UNCERTAIN_BELOW))
     app.write_text(source, encoding="utf-8")
     requirements = folder / "requirements.txt"
-    # scipy: the image processor's glyph-height scaling (comer-math) and its several-lines warning label ink pieces
     requirements.write_text("\n".join([*map(textrec_requirement, EXPORTED_CODE_REQUIREMENTS), GRADIO_REQUIREMENT])
                             + "\n", encoding="utf-8")
     return [app, requirements]
