@@ -670,12 +670,13 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
             glyphs (`estimate_glyph_height`) are shorter than `low` or taller than `high` is first scaled to
             that end (by a factor within `GLYPH_SCALE_LIMITS`), so that text typeset at any size reaches the
             model at a scale it learned. None keeps every image's size.
-        min_right_padding (`int`, defaults to 16): in the modes that pad, the columns of padding after the widest
+        min_right_padding (`int`, defaults to 32): in the modes that pad, the columns of padding after the widest
             image of a batch: every image then ends in padding, so that it reads the same alone as in a batch
-            (without them 10-16% of real receipt lines read differently alone and in a batch of 32). 16 columns
-            do not cover the CRNN convolutions' reach whole: 2 of 400 development receipt lines (`crnn-lines`) and
-            9 of 300 Washington lines (`crnn-handwriting`) still read differently alone and in a batch of 32, none
-            with 32 columns (2026-12-02; the released models' tables are read with 16).
+            (without them 10-16% of real receipt lines read differently alone and in a batch of 32). They must
+            cover the convolutions' reach past an image's last column read: 23 columns for CRNN's VGG (a
+            receptive field 46 columns wide), more for a ResNet (`resnet-transformer-lines` pads by 48). With 16,
+            2 of 400 development receipt lines (`crnn-lines`) and 9 of 300 Washington lines (`crnn-handwriting`)
+            read differently alone and in a batch of 32.
     """
 
     valid_kwargs = TextRecognitionImageProcessorKwargs
@@ -705,7 +706,7 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         max_blank_gap: float | None = MAX_BLANK_GAP,
         deslant: bool = False,
         glyph_height_range: Sequence[float] | None = None,
-        min_right_padding: int = 16,
+        min_right_padding: int = 32,
         **kwargs,
     ):
         kwargs.pop("model_input_names", None)  # saved by earlier versions; it follows from resize_mode

@@ -140,8 +140,8 @@ def test_image_sizes_of_other_columns_are_read_with_load_image(tmp_path):
         Image.new("L", size).save(paths[-1])
     dataset = datasets.Dataset.from_dict({"image": paths})  # file paths as strings, not datasets.Image
     processor = TextRecognitionImageProcessor(**FORMULA_IMAGES)
-    # widths 100 and 30, each with 16 columns of padding, rounded up to multiples of 16
-    assert image_sizes(dataset, processor) == [(40, 128), (20, 48)]
+    # widths 100 and 30, each with 32 columns of padding, rounded up to multiples of 16
+    assert image_sizes(dataset, processor) == [(40, 144), (20, 64)]
 
 
 def test_comer_recipe_packs_batches_by_area_unless_zero(tmp_path):

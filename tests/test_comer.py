@@ -442,14 +442,14 @@ def test_formula_sizes_are_kept_within_the_limits():
     masks = [processor([image], return_tensors="np")["pixel_mask"][0] for image in images]
     sizes = [(mask.any(axis=1).sum(), mask.any(axis=0).sum()) for mask in masks]
     assert sizes == [(40, 100), (16, 24), (154, 1024)]  # kept; scaled up by 2; scaled down by 1024 / 2000
-    # each batch then ends in 16 columns of padding or more, rounded up to a multiple of 16
-    assert [mask.shape[1] for mask in masks] == [128, 48, 1040]
+    # each batch then ends in 32 columns of padding or more, rounded up to a multiple of 16
+    assert [mask.shape[1] for mask in masks] == [144, 64, 1056]
 
 
 def test_formula_batches_are_padded_at_the_bottom_and_right():
     processor = TextRecognitionImageProcessor(**FORMULA_IMAGES)
     batch = processor([np.full((40, 100), 255, np.uint8), np.full((20, 30), 255, np.uint8)], return_tensors="pt")
-    assert batch["pixel_values"].shape == (2, 1, 40, 128)
+    assert batch["pixel_values"].shape == (2, 1, 40, 144)
     assert batch["pixel_mask"][1].sum() == 20 * 30 and batch["pixel_mask"][1, :20, :30].all()
     assert batch["pixel_values"][1, 0, 20:].abs().sum() == 0  # black padding
 

@@ -561,6 +561,35 @@ def test_a_line_reads_the_same_alone_and_in_a_batch(print_lines, name):
     assert alone == batched
 
 
+@pytest.mark.parametrize(
+    "name", ["crnn-lines", "crnn-handwriting", "self-attention-lines", "resnet-transformer-lines", "trocr-lines"]
+)
+def test_padding_past_min_right_padding_leaves_a_lines_logits_unchanged(name):
+    """The released line readers' `min_right_padding` covers their convolutions' reach: a line padded to the end of
+    a batch 80 columns wider gives the logits it gives alone, on every frame it reads (CRNN's VGG reaches 23 columns
+    past its last column read; 16 columns of padding moved them by up to 0.6 nats)."""
+    import torch
+
+    from textrec.processing.inference import load_recognizer
+
+    model, processor = load_recognizer(name)
+    noise = np.random.default_rng(0).integers(0, 256, (32, 203), np.uint8)
+    wide = np.full((32, 283), 255, np.uint8)
+    alone = processor.image_processor([noise], return_tensors="pt")
+    batch = processor.image_processor([noise, wide], return_tensors="pt")
+    assert batch["pixel_values"].shape[-1] > alone["pixel_values"].shape[-1]
+    with torch.no_grad():
+        if hasattr(model, "ctc_decode"):  # an encoder-decoder read by its CTC head
+            read_alone = model.ctc_decode(**alone, return_dict_in_generate=True)
+            read_batch = model.ctc_decode(**batch, return_dict_in_generate=True)
+        else:
+            read_alone, read_batch = model(**alone), model(**batch)
+    frames = int(read_alone.attention_mask[0].sum())
+    assert frames > 40 and read_batch.attention_mask[0].sum() == frames
+    logits_alone, logits_batch = read_alone.logits[0, :frames], read_batch.logits[0, :frames]
+    torch.testing.assert_close(logits_batch, logits_alone, atol=1e-4, rtol=0)
+
+
 # Slant: leaning handwriting sheared upright (`deslant`).
 
 

@@ -262,9 +262,9 @@ def test_keep_aspect_pads_batch_to_widest_multiple():
     assert batch["pixel_mask"].shape == (3, 32, 84)
     assert batch["pixel_mask"].dtype == torch.int64
     assert batch["pixel_mask"].sum(dim=2)[:, 0].tolist() == [80, 20, 82]
-    # By default every image, the widest included, ends in 16 columns of padding or more: 82 + 16 rounded up to 100.
+    # By default every image, the widest included, ends in 32 columns of padding or more: 82 + 32 rounded up to 116.
     batch = TextRecognitionImageProcessor()(images)
-    assert batch["pixel_values"].shape == (3, 1, 32, 100)
+    assert batch["pixel_values"].shape == (3, 1, 32, 116)
     assert batch["pixel_mask"].sum(dim=2)[:, 0].tolist() == [80, 20, 82]
 
 
@@ -292,7 +292,7 @@ def test_fixed_mode_resizes_to_height_by_width():
 
 def test_very_wide_image_is_capped_at_max_width():
     batch = TextRecognitionImageProcessor()(np.zeros((20, 2000), np.uint8))
-    assert batch["pixel_values"].shape == (1, 1, 32, 512 + 16)
+    assert batch["pixel_values"].shape == (1, 1, 32, 512 + 32)
     assert torch.all(batch["pixel_mask"][..., :512] == 1) and torch.all(batch["pixel_mask"][..., 512:] == 0)
 
 
