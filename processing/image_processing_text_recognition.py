@@ -798,6 +798,14 @@ class TextRecognitionImageProcessor(BaseImageProcessor):
         return self.resize_mode in PADDED_RESIZE_MODES
 
     @property
+    def pads_height(self) -> bool:
+        """Whether batches are padded at the bottom as well as on the right (`"limits"` mode): an image then reads
+        differently alone and beside a taller or wider one, for no padding covers a 2-D CNN's reach over the rows
+        (`comer-math`: 10 of 180 formulas). Readers batch such images by their size alone
+        (`textrec.processing.pipeline_text_recognition.batches_read_as_alone`)."""
+        return self.resize_mode == "limits"
+
+    @property
     def model_input_names(self) -> list[str]:
         """What `preprocess` returns: `pixel_values`, and `pixel_mask` where batches are padded (`pads`).
         Derived from `resize_mode`, so never saved with the settings."""

@@ -28,6 +28,7 @@ from .pipeline_text_recognition import (
     DECODINGS,
     CTCAlignment,
     available_decodings,
+    batches_read_as_alone,
     character_confidences,
     preferred_decoding,
     read_batch,
@@ -300,7 +301,9 @@ def iter_recognize(
 
     Images are read in windows of `SORT_WINDOW_BATCHES` batches: within a window, lines of like aspect ratio share
     a batch, so that a batch of short and long lines does not pad the short ones to the longest; the results come
-    in order as each window is done.
+    in order as each window is done. A reading does not depend on its batch: the image processor ends every line in
+    padding that covers the model's reach, and formulas, padded at the bottom too, share a batch only with formulas
+    of their size (`batches_read_as_alone`).
 
     With `old_umlauts=True` an umlaut printed with a small e above (German print of the early 1800s) is written as the
     Deutsches Textarchiv writes it, the letter and U+0364 (`uͤ`), where the reader wrote `ü`
@@ -359,31 +362,39 @@ def iter_recognize(
                 if problem:
                     problems[index] = problem
                     logger.warning("%s: %s; read all the same", describe_image(images[index], index, len(images)), problem)
-            # Lines of like aspect ratio share a batch, so that a batch pads little (a reading does not depend on
-            # its batch: the image processor ends every line in the same padding).
+            # Lines of like aspect ratio share a batch, so that a batch pads little.
             by_shape = sorted(captured, key=lambda index: captured[index].width / max(captured[index].height, 1))
             texts = {}
             for start in range(0, len(by_shape), batch_size):
                 batch = by_shape[start : start + batch_size]
-                inputs = processor(images=[captured[index] for index in batch], return_tensors="pt",
-                                   warn_images_out_of_range=False, do_normalize_capture=False).to(model.device)
-                if not (output_confidences or old_umlauts):
-                    sequences = read_batch(model, inputs, decoding, **generate_kwargs)
-                    texts.update(zip(batch, processor.batch_decode(sequences, skip_special_tokens=True)))
-                else:
-                    reading = read_batch_with_confidences(model, inputs, decoding, **generate_kwargs)
-                    for index, text, confidence, ids, token_confidences, alignment in zip(
-                            batch, processor.batch_decode(reading.sequences, skip_special_tokens=True),
-                            reading.confidences, reading.token_ids, reading.token_confidences, reading.alignments):
-                        read = LineReading(text, confidence, character_confidences(processor.tokenizer, ids, token_confidences),
-                                           alignment, problems.get(index))
-                        if old_umlauts:
-                            read = write_old_umlauts(captured[index], read)
-                        texts[index] = read if output_confidences else read.text
+                for members, inputs in batches_read_as_alone(processor, [captured[index] for index in batch]):
+                    texts.update(read_texts(model, processor, [batch[member] for member in members],
+                                            inputs.to(model.device), decoding, output_confidences, old_umlauts,
+                                            captured, problems, generate_kwargs))
                 bar.update(len(batch))
             bar.update(len(failures))
             for index in positions:
                 yield index, texts.get(index), failures.get(index)
+
+
+def read_texts(model, processor, batch: list[int], inputs, decoding: str, output_confidences: bool, old_umlauts: bool,
+               captured: dict, problems: dict, generate_kwargs: dict) -> dict:
+    """`iter_recognize`'s readings of one processed batch, the images at positions `batch`: position -> text, or
+    `LineReading` with `output_confidences`."""
+    if not (output_confidences or old_umlauts):
+        sequences = read_batch(model, inputs, decoding, **generate_kwargs)
+        return dict(zip(batch, processor.batch_decode(sequences, skip_special_tokens=True)))
+    texts = {}
+    reading = read_batch_with_confidences(model, inputs, decoding, **generate_kwargs)
+    for index, text, confidence, ids, token_confidences, alignment in zip(
+            batch, processor.batch_decode(reading.sequences, skip_special_tokens=True),
+            reading.confidences, reading.token_ids, reading.token_confidences, reading.alignments):
+        read = LineReading(text, confidence, character_confidences(processor.tokenizer, ids, token_confidences),
+                           alignment, problems.get(index))
+        if old_umlauts:
+            read = write_old_umlauts(captured[index], read)
+        texts[index] = read if output_confidences else read.text
+    return texts
 
 
 def recognize(model, processor, images: list, output_confidences: bool = False, **kwargs) -> RecognitionResult:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch.utils.data import DataLoader
-from transformers import AutoModelForImageTextToText, Pipeline
+from transformers import AutoModelForImageTextToText, BatchFeature, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY
 from transformers.pipelines.pt_utils import PipelineDataset, PipelineIterator
 from transformers.utils import logging
@@ -87,6 +87,23 @@ def read_batch(model, inputs, decoding: str | None = None, **generate_kwargs):
         attention.decoding = "attention"
         generate_kwargs.setdefault("generation_config", attention)
     return model.generate(**inputs, **generate_kwargs)
+
+
+def batches_read_as_alone(processor, images: list) -> list[tuple[list[int], BatchFeature]]:
+    """`images` (captures normalised already: `normalize_capture_of`) processed into batches in which each image reads
+    as it reads alone, as `(positions in images, processor output)`: one batch of all where the processor pads on
+    the right alone (every image ends in `min_right_padding` columns, which cover the model's reach), else
+    (`pads_height`: formulas padded at the bottom too) one batch per processed size."""
+    options = dict(return_tensors="pt", warn_images_out_of_range=False, do_normalize_capture=False)
+    if not processor.image_processor.pads_height:
+        return [(list(range(len(images))), processor(images=images, **options))]
+    alone = [processor(images=[image], **options) for image in images]
+    sizes: dict[tuple[int, ...], list[int]] = {}
+    for position, inputs in enumerate(alone):
+        sizes.setdefault(tuple(inputs["pixel_values"].shape), []).append(position)
+    return [(positions, BatchFeature({name: torch.cat([alone[position][name] for position in positions])
+                                      for name in alone[positions[0]]}))
+            for positions in sizes.values()]
 
 
 # Confidence: how sure the model is of what it read, one number per line and one per character (per token).
@@ -332,24 +349,27 @@ class TextRecognitionPipeline(Pipeline):
         return {"images": [captured]}
 
     def _forward(self, model_inputs, decoding=None, return_confidence=False, **generate_kwargs):
-        inputs = self.processor(images=model_inputs["images"], return_tensors="pt", warn_images_out_of_range=False,
-                                do_normalize_capture=False).to(self.device)
-        if not return_confidence:
-            return {"sequences": read_batch(self.model, inputs, decoding, **generate_kwargs)}
-        reading = read_batch_with_confidences(self.model, inputs, decoding, **generate_kwargs)
+        images = model_inputs["images"]
+        sequences, token_ids, token_confidences = [None] * len(images), [None] * len(images), [None] * len(images)
+        confidences = [None] * len(images)
+        for positions, inputs in batches_read_as_alone(self.processor, images):
+            inputs = inputs.to(self.device)
+            if not return_confidence:
+                for position, row in zip(positions, read_batch(self.model, inputs, decoding, **generate_kwargs)):
+                    sequences[position] = row.tolist()
+                continue
+            reading = read_batch_with_confidences(self.model, inputs, decoding, **generate_kwargs)
+            for row, position in enumerate(positions):
+                sequences[position] = reading.sequences[row].tolist()
+                confidences[position] = reading.confidences[row]
+                token_ids[position], token_confidences[position] = reading.token_ids[row], reading.token_confidences[row]
         # Tensors, one row per image, so that transformers' batching splits them as it splits the sequences.
-        longest = max(map(len, reading.token_ids), default=0)
-        token_ids = torch.full((len(reading.token_ids), longest), -1, dtype=torch.long)
-        token_confidences = torch.zeros((len(reading.token_ids), longest), dtype=torch.float64)
-        for row, (ids, confidences) in enumerate(zip(reading.token_ids, reading.token_confidences)):
-            token_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-            token_confidences[row, : len(ids)] = torch.tensor(confidences, dtype=torch.float64)
-        return {
-            "sequences": reading.sequences,
-            "confidence": torch.tensor(reading.confidences, dtype=torch.float64),
-            "token_ids": token_ids,
-            "token_confidences": token_confidences,
-        }
+        outputs = {"sequences": rows_of(sequences, self.processor.tokenizer.pad_token_id, torch.long)}
+        if return_confidence:
+            outputs["confidence"] = torch.tensor(confidences, dtype=torch.float64)
+            outputs["token_ids"] = rows_of(token_ids, -1, torch.long)
+            outputs["token_confidences"] = rows_of(token_confidences, 0.0, torch.float64)
+        return outputs
 
     def postprocess(self, model_outputs):
         texts = self.processor.batch_decode(model_outputs["sequences"], skip_special_tokens=True)
@@ -367,6 +387,15 @@ class TextRecognitionPipeline(Pipeline):
         loader = DataLoader(dataset, num_workers=num_workers, batch_size=batch_size, collate_fn=_join_images)
         outputs = PipelineIterator(loader, self.forward, forward_params, loader_batch_size=batch_size)
         return PipelineIterator(outputs, self.postprocess, postprocess_params)
+
+
+def rows_of(sequences: list[list], padding, dtype: torch.dtype) -> torch.Tensor:
+    """`(len(sequences), longest)` tensor of `sequences`, each padded on the right with `padding`."""
+    longest = max(map(len, sequences), default=0)
+    rows = torch.full((len(sequences), longest), padding, dtype=dtype)
+    for row, sequence in enumerate(sequences):
+        rows[row, : len(sequence)] = torch.tensor(sequence, dtype=dtype)
+    return rows
 
 
 def _join_images(items: list[dict]) -> dict:

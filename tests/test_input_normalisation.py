@@ -409,6 +409,27 @@ def test_formula_reader_reads_formulas_typeset_twice_as_large():
     assert sum(reading == text for reading, text in zip(readings, texts)) >= 9
 
 
+@pytest.mark.slow
+def test_a_formula_reads_the_same_alone_and_in_a_batch():
+    """Formulas are padded at the bottom as well as on the right, and no padding covers the DenseNet's reach over the
+    rows: batched with formulas of other sizes, 10 of 180 read differently than alone. They share a batch only with
+    formulas of their size, in `recognize()` and in the pipeline."""
+    from transformers import pipeline
+
+    from textrec.model_cards import released_model_path
+    from textrec.processing.inference import load_recognizer, recognize
+
+    images, _ = typeset_formulas(16, 0.5, seed=987654)
+    model, processor = load_recognizer("comer-math")
+    alone = recognize(model, processor, images, batch_size=1, progress=False).texts
+    assert recognize(model, processor, images, batch_size=16, progress=False).texts == alone
+    reader = pipeline("text-recognition", model=model, processor=processor)
+    assert [item["generated_text"] for item in reader(images, batch_size=16)] == alone
+    with_confidences = reader(images, batch_size=16, return_confidence=True)
+    assert [item["generated_text"] for item in with_confidences] == alone
+    assert [len(item["characters"]) for item in with_confidences] == [len(text.split()) for text in alone]
+
+
 # A line model given several lines says so (it reads one line per image).
 
 

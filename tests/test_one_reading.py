@@ -66,7 +66,10 @@ def with_decoding(model, decoding: str):
 
 
 def generated_texts(model, processor, files: list[str], **generate_kwargs) -> list[str]:
-    """README's snippet: `generate()` on what the processor makes of the images, decoded."""
+    """README's snippet: `generate()` on what the processor makes of the images, decoded. Formulas, padded below as
+    well as on the right (`pads_height`), one at a time: textrec reads each as alone (`batches_read_as_alone`)."""
+    if processor.image_processor.pads_height and len(files) > 1:
+        return [text for file in files for text in generated_texts(model, processor, [file], **generate_kwargs)]
     ids = model.generate(**processor(images=files, return_tensors="pt"), **generate_kwargs)
     return processor.batch_decode(ids, skip_special_tokens=True)
 
@@ -105,11 +108,19 @@ def line_files(sample_line_images, tmp_path_factory) -> list[str]:
     return [str(folder / f"line{index}.png") for index in range(2)]
 
 
+def batch_texts(model, processor, files: list[str], decoding: str) -> list[str]:
+    """`read_batch` with `decoding` on `files` in one batch; formulas, padded below as well (`pads_height`), one at a
+    time, as textrec reads them (`batches_read_as_alone`)."""
+    alone = processor.image_processor.pads_height
+    batches = [[file] for file in files] if alone else [files]
+    return [text for batch in batches
+            for text in processor.batch_decode(read_batch(model, processor(images=batch, return_tensors="pt"), decoding))]
+
+
 def decodings_read_apart(model, processor, files: list[str], decoding: str) -> list[str]:
     """What `model` reads with `decoding`, asked for explicitly, after checking that its other decodings read
     otherwise (so that a path reading with the wrong one would be seen)."""
-    inputs = processor(images=files, return_tensors="pt")
-    texts = {name: processor.batch_decode(read_batch(model, inputs, name)) for name in available_decodings(model)}
+    texts = {name: batch_texts(model, processor, files, name) for name in available_decodings(model)}
     assert all(texts[name] != texts[decoding] for name in texts if name != decoding), texts
     return texts[decoding]
 
@@ -256,7 +267,7 @@ def test_released_model_reads_alike_on_every_path(name, tmp_path, capsys):
     files = release_files(name, tmp_path)
     decoding = json.loads((folder / "generation_config.json").read_text())["decoding"]
     model, processor = load_recognizer(name)
-    expected = processor.batch_decode(read_batch(model, processor(images=files, return_tensors="pt"), decoding))
+    expected = batch_texts(model, processor, files, decoding)
     plain = AutoModelForImageTextToText.from_pretrained(folder)
     assert plain.dtype == torch.float32
     texts = {
@@ -285,10 +296,13 @@ def without_textrec_readings(folders: list[Path], files: list[str], tmp_path: Pa
             model = AutoModelForImageTextToText.from_pretrained(folder, trust_remote_code=True)
             processor = AutoProcessor.from_pretrained(folder, trust_remote_code=True)
             assert not type(model).__module__.startswith("textrec") and str(model.dtype) == "torch.float32"
-            ids = model.generate(**processor(images={files!r}, return_tensors="pt"))
+            # formulas, padded below as well, one at a time: textrec reads each as alone
+            batches = [[file] for file in {files!r}] if processor.image_processor.pads_height else [{files!r}]
+            generated = [text for batch in batches for text in processor.batch_decode(
+                model.generate(**processor(images=batch, return_tensors="pt")), skip_special_tokens=True)]
             read = pipeline("text-recognition", model=folder, trust_remote_code=True)
             piped = [result["generated_text"] for result in read({files!r}, batch_size={len(files)})]
-            results.append([processor.batch_decode(ids, skip_special_tokens=True), piped])
+            results.append([generated, piped])
         print(json.dumps(results))
         """,
         tmp_path,
