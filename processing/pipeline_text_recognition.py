@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch.nn.utils.rnn import pad_sequence
 from torch.utils.data import DataLoader
 from transformers import AutoModelForImageTextToText, BatchFeature, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY
@@ -350,8 +351,7 @@ class TextRecognitionPipeline(Pipeline):
 
     def _forward(self, model_inputs, decoding=None, return_confidence=False, **generate_kwargs):
         images = model_inputs["images"]
-        sequences, token_ids, token_confidences = [None] * len(images), [None] * len(images), [None] * len(images)
-        confidences = [None] * len(images)
+        sequences, confidences, token_ids, token_confidences = ([None] * len(images) for _ in range(4))
         for positions, inputs in batches_read_as_alone(self.processor, images):
             inputs = inputs.to(self.device)
             if not return_confidence:
@@ -364,11 +364,11 @@ class TextRecognitionPipeline(Pipeline):
                 confidences[position] = reading.confidences[row]
                 token_ids[position], token_confidences[position] = reading.token_ids[row], reading.token_confidences[row]
         # Tensors, one row per image, so that transformers' batching splits them as it splits the sequences.
-        outputs = {"sequences": rows_of(sequences, self.processor.tokenizer.pad_token_id, torch.long)}
+        outputs = {"sequences": rows_of(sequences, torch.long, self.processor.tokenizer.pad_token_id)}
         if return_confidence:
             outputs["confidence"] = torch.tensor(confidences, dtype=torch.float64)
-            outputs["token_ids"] = rows_of(token_ids, -1, torch.long)
-            outputs["token_confidences"] = rows_of(token_confidences, 0.0, torch.float64)
+            outputs["token_ids"] = rows_of(token_ids, torch.long, -1)
+            outputs["token_confidences"] = rows_of(token_confidences, torch.float64, 0.0)
         return outputs
 
     def postprocess(self, model_outputs):
@@ -389,13 +389,10 @@ class TextRecognitionPipeline(Pipeline):
         return PipelineIterator(outputs, self.postprocess, postprocess_params)
 
 
-def rows_of(sequences: list[list], padding, dtype: torch.dtype) -> torch.Tensor:
+def rows_of(sequences: list[list], dtype: torch.dtype, padding) -> torch.Tensor:
     """`(len(sequences), longest)` tensor of `sequences`, each padded on the right with `padding`."""
-    longest = max(map(len, sequences), default=0)
-    rows = torch.full((len(sequences), longest), padding, dtype=dtype)
-    for row, sequence in enumerate(sequences):
-        rows[row, : len(sequence)] = torch.tensor(sequence, dtype=dtype)
-    return rows
+    return pad_sequence([torch.tensor(sequence, dtype=dtype) for sequence in sequences], batch_first=True,
+                        padding_value=padding)
 
 
 def _join_images(items: list[dict]) -> dict:
