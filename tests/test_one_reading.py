@@ -65,13 +65,16 @@ def with_decoding(model, decoding: str):
     return model
 
 
+def batches_as_textrec_reads(processor, files: list[str]) -> list[list[str]]:
+    """`files` in one batch; formulas, padded below as well as on the right (`pads_height`), one at a time: textrec
+    reads each as alone (`batches_read_as_alone`)."""
+    return [[file] for file in files] if processor.image_processor.pads_height else [files]
+
+
 def generated_texts(model, processor, files: list[str], **generate_kwargs) -> list[str]:
-    """README's snippet: `generate()` on what the processor makes of the images, decoded. Formulas, padded below as
-    well as on the right (`pads_height`), one at a time: textrec reads each as alone (`batches_read_as_alone`)."""
-    if processor.image_processor.pads_height and len(files) > 1:
-        return [text for file in files for text in generated_texts(model, processor, [file], **generate_kwargs)]
-    ids = model.generate(**processor(images=files, return_tensors="pt"), **generate_kwargs)
-    return processor.batch_decode(ids, skip_special_tokens=True)
+    """README's snippet: `generate()` on what the processor makes of the images, decoded (`batches_as_textrec_reads`)."""
+    return [text for batch in batches_as_textrec_reads(processor, files) for text in processor.batch_decode(
+        model.generate(**processor(images=batch, return_tensors="pt"), **generate_kwargs), skip_special_tokens=True)]
 
 
 def readings(folder: Path, model, processor, files: list[str], tmp_path: Path, capsys) -> dict[str, list[str]]:
@@ -109,11 +112,8 @@ def line_files(sample_line_images, tmp_path_factory) -> list[str]:
 
 
 def batch_texts(model, processor, files: list[str], decoding: str) -> list[str]:
-    """`read_batch` with `decoding` on `files` in one batch; formulas, padded below as well (`pads_height`), one at a
-    time, as textrec reads them (`batches_read_as_alone`)."""
-    alone = processor.image_processor.pads_height
-    batches = [[file] for file in files] if alone else [files]
-    return [text for batch in batches
+    """`read_batch` with `decoding` on `files` (`batches_as_textrec_reads`), decoded."""
+    return [text for batch in batches_as_textrec_reads(processor, files)
             for text in processor.batch_decode(read_batch(model, processor(images=batch, return_tensors="pt"), decoding))]
 
 
