@@ -3,8 +3,8 @@
 Tokenizers, image processors and processors; the `text-recognition` pipeline and batched inference
 (`inference`); data (`data`) and metrics (`metrics`); Tesseract, the peer (`tesseract`); and training
 (`training`: the one `train()` path, the Trainer, recipes and each architecture's input settings).
-Importing it registers the `text-recognition` pipeline, and textrec's processors with `AutoProcessor` (and the
-line detector's image processor with `AutoImageProcessor`) for the configurations of `textrec.modeling`.
+Importing it registers the `text-recognition` pipeline, and textrec's processors with `AutoProcessor` and image
+processors with `AutoImageProcessor` for the configurations of `textrec.modeling`.
 """
 
 from transformers import AutoImageProcessor, AutoProcessor
@@ -22,6 +22,8 @@ from .tokenization_latex import CROHME_DICTIONARY, build_latex_tokenizer, split_
 
 for _config_class, _ in ARCHITECTURES.values():
     AutoProcessor.register(_config_class, TextRecognitionProcessor, exist_ok=True)
+    # transformers 5.25 resolves a processor's image processor through AutoImageProcessor by the model's config
+    AutoImageProcessor.register(_config_class, TextRecognitionImageProcessor, exist_ok=True)
 for _config_class, _ in DETECTORS.values():
     AutoImageProcessor.register(_config_class, LineDetectionImageProcessor, exist_ok=True)
 for _config_class, *_ in LANGUAGE_MODELS.values():

@@ -60,9 +60,14 @@ class CharBertProcessor(ProcessorMixin):
 
     @classmethod
     def _get_arguments_from_pretrained(cls, pretrained_model_name_or_path, processor_dict=None, **kwargs):
+        # transformers 5.21-5.24 (5.25 loads the tokenizer by the method below alone)
+        return [cls._load_tokenizer_from_pretrained("tokenizer", pretrained_model_name_or_path, **kwargs)]
+
+    @classmethod
+    def _load_tokenizer_from_pretrained(cls, sub_processor_type, pretrained_model_name_or_path, **kwargs):
         # The one sub-processor is a plain tokenizer.json: load it directly. AutoTokenizer would first
         # read config.json, whose model type is unknown (and custom code) outside textrec.
-        return [PreTrainedTokenizerFast.from_pretrained(pretrained_model_name_or_path, **kwargs)]
+        return PreTrainedTokenizerFast.from_pretrained(pretrained_model_name_or_path, **kwargs)
 
     @property
     def model_input_names(self) -> list[str]:

@@ -54,17 +54,21 @@ class TextRecognitionProcessor(ProcessorMixin):
 
     @classmethod
     def _get_arguments_from_pretrained(cls, pretrained_model_name_or_path, processor_dict=None, **kwargs):
-        # ProcessorMixin would load the image processor through AutoImageProcessor and its `auto_map`: that
-        # asks for trust_remote_code even inside textrec, and then returns a class from the dynamic-module
-        # cache instead of ours. Our parts are fixed, so load them directly; in a Hub folder the relative
-        # import above resolves to the copied sibling file, so this works there too.
+        # transformers 5.21-5.24: ProcessorMixin would load the image processor through AutoImageProcessor and its
+        # `auto_map`, which asks for trust_remote_code even inside textrec and then returns a class from the
+        # dynamic-module cache instead of ours. Our parts are fixed, so load them directly; in a Hub folder the
+        # relative import above resolves to the copied sibling file, so this works there too. (5.25 resolves the
+        # image processor by the model's config instead, where textrec registers its class: `textrec.processing`.)
         image_processor = TextRecognitionImageProcessor.from_pretrained(pretrained_model_name_or_path, **kwargs)
+        return [image_processor, cls._load_tokenizer_from_pretrained("tokenizer", pretrained_model_name_or_path, **kwargs)]
+
+    @classmethod
+    def _load_tokenizer_from_pretrained(cls, sub_processor_type, pretrained_model_name_or_path, **kwargs):
         try:
-            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, **kwargs)
+            return AutoTokenizer.from_pretrained(pretrained_model_name_or_path, **kwargs)
         except ValueError as error:  # json's decoding errors among them: a tokenizer.json cut short
             raise ValueError(f"the tokenizer of {pretrained_model_name_or_path} (tokenizer.json) cannot be read, cut "
                              f"short or damaged? ({type(error).__name__}: {error})") from error
-        return [image_processor, tokenizer]
 
     @property
     def model_input_names(self) -> list[str]:

@@ -440,17 +440,26 @@ def test_old_umlauts_are_labelled_with_the_small_e_in_the_share_of_historic_line
         assert not any(set(text) & set("äöü") for text in lines["text"])  # every line German, in Fraktur
 
 
+def fraktur_text_face() -> str:
+    """A Fraktur text face of this machine's, or the test is skipped: a math alphabet's Fraktur letters (DejaVu's,
+    Noto's) are no text face and carry no marks of their own."""
+    from textrec.processing.data.fraktur import fraktur_fonts
+
+    path = next((str(path) for path, math_alphabet in fraktur_fonts() if not math_alphabet), None)
+    if path is None:
+        pytest.skip("no Fraktur text face here (fonts-blankenburg, or the web faces of setup.sh --release_fonts)")
+    return path
+
+
 def test_the_marks_no_face_draws_are_drawn_by_the_engine():
     """The small e stands over its letter (ink above the letter, none beside it), the double oblique hyphen is two
     strokes rising to the right; neither leaves a missing-glyph box, and the rest of the line is drawn as before."""
     from PIL import ImageFont
 
-    from textrec.processing.data.fraktur import draw_joined, fraktur_fonts, without_engine_drawn_marks
+    from textrec.processing.data.fraktur import draw_joined, without_engine_drawn_marks
     from textrec.processing.data.german_print import COMBINING_SMALL_E, DOUBLE_OBLIQUE_HYPHEN
 
-    if not fraktur_fonts():
-        pytest.skip("no font draws Fraktur here (fonts-dejavu-extra, fonts-noto-core or fonts-blankenburg)")
-    path = next(str(path) for path, math_alphabet in fraktur_fonts() if not math_alphabet)
+    path = fraktur_text_face()
     font = ImageFont.truetype(path, 48)
 
     def drawn(text):
@@ -484,12 +493,10 @@ def test_early_print_marks_are_drawn_as_short_steep_strokes_and_hairlines():
     from PIL import ImageFont
     from scipy import ndimage
 
-    from textrec.processing.data.fraktur import draw_joined, fraktur_fonts, without_engine_drawn_marks
+    from textrec.processing.data.fraktur import draw_joined, without_engine_drawn_marks
     from textrec.processing.data.german_print import HAIRLINE_LOW_QUOTE, SHORT_DOUBLE_HYPHEN
 
-    if not fraktur_fonts():
-        pytest.skip("no font draws Fraktur here (fonts-dejavu-extra, fonts-noto-core or fonts-blankenburg)")
-    path = next(str(path) for path, math_alphabet in fraktur_fonts() if not math_alphabet)
+    path = fraktur_text_face()
     font = ImageFont.truetype(path, 60)
     baseline = 90
 

@@ -79,6 +79,7 @@ def test_setup_discovers_every_package_folder_and_not_the_lab(tmp_path, monkeypa
     setup = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(setup)
     assert setup.LIBRARY_FOLDERS == LIBRARY_FOLDERS
+    monkeypatch.chdir(ROOT)  # setup.py finds packages from the checkout's root, where pip builds it
     found = {
         "textrec." + ".".join(init.parent.relative_to(ROOT).parts)
         for folder in LIBRARY_FOLDERS for init in (ROOT / folder).rglob("__init__.py")
