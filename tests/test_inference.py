@@ -4,6 +4,7 @@ model gives none."""
 
 import json
 
+import numpy as np
 import torch
 from PIL import Image, ImageDraw
 from transformers import TrOCRConfig, ViTConfig, VisionEncoderDecoderConfig, VisionEncoderDecoderModel
@@ -90,3 +91,24 @@ def test_lines_of_like_width_share_a_batch_and_results_keep_their_order():
     assert batch_widths == [[40, 50, 60, 70], [360, 380, 400, 420]]  # not [400, 40, 380, 60], [420, 50, 360, 70]
     alone = [recognize(model, processor, [image], progress=False).texts[0] for image in images]
     assert sorted_texts == alone  # each text at its image's position
+
+
+def test_batches_are_cut_where_padding_would_cost_more_than_another_batch():
+    """`batches_by_size`: runs in order, none over `batch_size`; lines of one size fill whole batches, and a few long
+    lines after many short ones are read apart (in equal runs of 32 the short ones were padded to the longest)."""
+    from textrec.processing.inference import batches_by_size
+
+    assert [len(run) for run in batches_by_size([(32, 100)] * 64, 32)] == [32, 32]
+    assert len(batches_by_size([(32, 100)] * 70, 32)) == 3  # as few batches as fit them
+    sizes = [(32, 60)] * 28 + [(32, 1200)] * 4
+    runs = batches_by_size(sizes, 32)
+    assert [list(run) for run in runs] == [list(range(28)), list(range(28, 32))]
+    # a page's runs: most a few words, some a whole row (log-normal, median 150 columns)
+    widths = sorted(np.clip(np.random.default_rng(0).lognormal(np.log(150), 1.0, 200), 20, 4096).astype(int).tolist())
+    runs = batches_by_size([(32, width) for width in widths], 32)
+    assert [position for run in runs for position in run] == list(range(200))
+    assert all(1 <= len(run) <= 32 for run in runs)
+    padded = sum(len(run) * widths[run[-1]] for run in runs)
+    equal_runs = sum(len(widths[start:start + 32]) * widths[min(start + 31, 199)] for start in range(0, 200, 32))
+    assert padded < 0.9 * equal_runs  # the development forms read so: 0.61
+    assert batches_by_size([], 32) == []
