@@ -322,6 +322,7 @@ def iter_recognize(
     output_confidences: bool = False,
     warn_of_sizes: bool = True,
     old_umlauts: bool = False,
+    best_path_under: float = 0.0,
 ) -> Iterator[tuple[int, str | LineReading | None, str | None]]:
     """Reads `images` (paths, PIL images or arrays) in batches with `generate()` (`decoding="attention"`),
     with the CTC head alone (`decoding="ctc"`: `model.ctc_decode`, one encoder pass and no decoder, for models
@@ -348,6 +349,10 @@ def iter_recognize(
     With `old_umlauts=True` an umlaut printed with a small e above (German print of the early 1800s) is written as the
     Deutsches Textarchiv writes it, the letter and U+0364 (`uͤ`), where the reader wrote `ü`
     (`textrec.processing.old_umlauts`; CTC decoding only).
+
+    With `best_path_under` (CTC decoding by beam search), a line whose best path reads at a character confidence under
+    it is read by its best path, not searched (`ctc_beam_decode`): what a page reader, which leaves out runs read so
+    unsurely, gives for its noise runs. 0.0 (the default) searches every line.
 
     The model receives what the processor returns (a `pixel_mask` only where its image processor pads).
     `images` must be a list (or other sequence): one image alone is refused (`check_image_list`).
@@ -379,6 +384,8 @@ def iter_recognize(
         generate_kwargs["num_beams"] = num_beams
     if max_new_tokens is not None:
         generate_kwargs["max_new_tokens"] = max_new_tokens
+    if best_path_under and decoding == "ctc":
+        generate_kwargs["best_path_under"] = best_path_under
     window = batch_size * SORT_WINDOW_BATCHES
     image_processor = processor.image_processor
     with tqdm(total=len(images), desc="recognizing", unit="image", disable=not progress) as bar:

@@ -87,12 +87,12 @@ SIDE_BOX_MAX_LEADING = 0.5
 prices printed a line apart, between the lines of their items, are not a box), nor do they overlap by more (a logo's
 or a letterhead's scattered pieces) ..."""
 SIDE_BOX_SHARED_ROWS = 0.25
-"""... one to a printed line: at most this share of them beside another of the box on one line (`_row_partner`; a
+"""... one to a printed line: at most this share of them beside another of the box on one line (`_row_partners`; a
 signature's or a stamp's pieces lie side by side) ..."""
 SIDE_BOX_MIN_LENGTH = 3
 """... of lines at least this many times as long as they are high, by their median (words, not specks) ..."""
 SIDE_BOX_PAIRED_SHARE = 0.25
-"""... of which at most this share stand on one printed line with a run of the other side (`_row_partner`): a
+"""... of which at most this share stand on one printed line with a run of the other side (`_row_partners`): a
 receipt's prices each stand beside their item and stay with it."""
 SHORT_LINES_ALIGNED_SHARE = 0.5
 """Short lines (a title page's, a poem's) are a column of their own beside a column of text (`_text_column`) across a
@@ -241,6 +241,12 @@ NARROWED_MIN_CONFIDENCE = 0.7
 """... and its narrowed reading is taken where its character confidence is at least this, and higher than as printed
 (with none, marks that are not text read so pass: book pages 2.24% -> 2.36%, the newspaper 7.94% -> 8.01%; with 0.6,
 2.30% and 7.95%; the receipts 7.60% at 0.7)."""
+UNSEARCHED_CONFIDENCE_RATIO = 0.5
+"""A run whose best path reads at a character confidence under this share of what its reading needs to be kept
+(`min_character_confidence`; a narrowed reading's `NARROWED_MIN_CONFIDENCE`) is read by its best path, not by the
+n-gram's beam search (`iter_recognize`'s `best_path_under`): noise, stamps and smudges, whose frames give many tokens
+their chance, cost the search most, and it reads none of them well enough to keep (the 85 real development pages read
+the same text with 0.5 as with none; with 0.75 four of them read otherwise, no faster)."""
 STACKED_MIN_HEIGHTS = 1.6
 """A detected run at least this many times as high as the page's median run may hold two printed lines the detector
 took together (closely set lines at a column's foot, a heading and the line under it; on a small dark scan most of
@@ -583,18 +589,24 @@ def _alike_heights(height: float, other: float) -> bool:
     return bool(min(height, other) >= JOINED_PIECES_MIN_HEIGHT_RATIO * max(height, other))
 
 
-def _row_partner(box: np.ndarray, others: np.ndarray) -> bool:
-    """Whether the nearest of `others` beside `box` on its printed line (overlapping it vertically by `ROW_OVERLAP` of
-    the smaller height) is of a like height (`JOINED_PIECES_MIN_HEIGHT_RATIO`): a price beside its item, not a title
-    beside a masthead's ear (a third box between them hides the other ear's lines)."""
-    height, heights = box[3] - box[1], others[:, 3] - others[:, 1]
-    overlap = np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1])
-    beside = overlap >= ROW_OVERLAP * np.minimum(height, heights)
-    if not beside.any():
-        return False
-    distance = np.maximum(others[:, 0] - box[2], box[0] - others[:, 2])
-    nearest = int(np.argmin(np.where(beside, distance, np.inf)))
-    return _alike_heights(height, heights[nearest])
+def _row_partners(boxes: np.ndarray, others: np.ndarray, apart_from_itself: bool = False) -> np.ndarray:
+    """Per box of `boxes`, whether the nearest of `others` beside it on its printed line (overlapping it vertically by
+    `ROW_OVERLAP` of the smaller height) is of a like height (`JOINED_PIECES_MIN_HEIGHT_RATIO`): a price beside its
+    item, not a title beside a masthead's ear (a third box between them hides the other ear's lines). With
+    `apart_from_itself`, `others` are `boxes` and a box is not its own partner."""
+    if not len(others):
+        return np.zeros(len(boxes), dtype=bool)
+    heights, other_heights = boxes[:, 3] - boxes[:, 1], others[:, 3] - others[:, 1]
+    overlap = np.minimum(boxes[:, None, 3], others[None, :, 3]) - np.maximum(boxes[:, None, 1], others[None, :, 1])
+    beside = overlap >= ROW_OVERLAP * np.minimum(heights[:, None], other_heights[None, :])
+    if apart_from_itself:
+        np.fill_diagonal(beside, False)
+    distance = np.maximum(others[None, :, 0] - boxes[:, None, 2], boxes[:, None, 0] - others[None, :, 2])
+    nearest = np.argmin(np.where(beside, distance, np.inf), axis=1)
+    nearest_heights = other_heights[nearest]
+    taller = np.maximum(heights, nearest_heights)
+    alike = np.minimum(heights, nearest_heights) >= JOINED_PIECES_MIN_HEIGHT_RATIO * taller
+    return beside.any(axis=1) & alike
 
 
 def _side_box(side: np.ndarray, other: np.ndarray) -> bool:
@@ -606,8 +618,8 @@ def _side_box(side: np.ndarray, other: np.ndarray) -> bool:
     heights = side[:, 3] - side[:, 1]
     stacked = side[np.argsort(side[:, 1])]
     leading = np.median(stacked[1:, 1] - stacked[:-1, 3]) / np.median(heights)  # negative: they overlap
-    shared = sum(_row_partner(box, np.delete(side, index, axis=0)) for index, box in enumerate(side))
-    paired = sum(_row_partner(box, other) for box in side)
+    shared = int(_row_partners(side, side, apart_from_itself=True).sum())
+    paired = int(_row_partners(side, other).sum())
     return (-SIDE_BOX_MAX_LEADING <= leading <= SIDE_BOX_MAX_LEADING and shared <= SIDE_BOX_SHARED_ROWS * len(side)
             and np.median((side[:, 2] - side[:, 0]) / heights) >= SIDE_BOX_MIN_LENGTH
             and paired <= SIDE_BOX_PAIRED_SHARE * len(side))
@@ -637,21 +649,23 @@ def _rows(boxes: np.ndarray, indices: list[int]) -> list[list[int]]:
     """`indices` grouped into printed lines (runs overlapping vertically by `ROW_OVERLAP` and side by side, not one
     above the other: the runs of one line overlap horizontally by less than `ROW_SIDE_OVERLAP_HEIGHTS` of their
     heights), each left to right, the lines top to bottom."""
+    listed = boxes.tolist()  # Python's floats: the same arithmetic, looked up faster than an array's
     rows: list[list[int]] = []
-    for index in sorted(indices, key=lambda i: (boxes[i, 1] + boxes[i, 3]) / 2):
-        left, top, right, bottom = boxes[index]
+    for index in sorted(indices, key=lambda i: (listed[i][1] + listed[i][3]) / 2):
+        left, top, right, bottom = listed[index]
         for row in rows:  # measured against the run that began the row, so that rows do not grow into each other
-            row_top, row_bottom = boxes[row[0], 1], boxes[row[0], 3]
+            _, row_top, _, row_bottom = listed[row[0]]
             overlap = min(bottom, row_bottom) - max(top, row_top)
-            side_by_side = all(
-                min(right, boxes[other, 2]) - max(left, boxes[other, 0])
-                < ROW_SIDE_OVERLAP_HEIGHTS * min(bottom - top, boxes[other, 3] - boxes[other, 1]) for other in row)
-            if overlap >= ROW_OVERLAP * min(bottom - top, row_bottom - row_top) and side_by_side:
+            if overlap < ROW_OVERLAP * min(bottom - top, row_bottom - row_top):
+                continue
+            if all(min(right, other_right) - max(left, other_left)
+                   < ROW_SIDE_OVERLAP_HEIGHTS * min(bottom - top, other_bottom - other_top)
+                   for other_left, other_top, other_right, other_bottom in (listed[other] for other in row)):
                 row.append(index)
                 break
         else:
             rows.append([index])
-    return [sorted(row, key=lambda i: boxes[i, 0]) for row in sorted(rows, key=lambda r: boxes[r, 1].min())]
+    return [sorted(row, key=lambda i: listed[i][0]) for row in sorted(rows, key=lambda r: min(listed[i][1] for i in r))]
 
 
 def _is_light_text(grey: np.ndarray, light_text: bool | None) -> bool:
@@ -1687,19 +1701,22 @@ def read_lines_as_they_lie(page: Image.Image, found: dict, recognizer, batch_siz
     if crops:
         model, processor = recognizer
         cropped = list(crops)  # the glyph runs of a line up or down the page are read with it, not again
+        unsearched_under = UNSEARCHED_CONFIDENCE_RATIO * min_character_confidence
         for position, reading, _ in iter_recognize(model, processor, list(crops.values()), batch_size=batch_size,
                                                     decoding=decoding, num_beams=num_beams, progress=False,
                                                     output_confidences=True, warn_of_sizes=False,
-                                                    old_umlauts=old_umlauts):
+                                                    old_umlauts=old_umlauts, best_path_under=unsearched_under):
             readings[cropped[position]] = reading
         widest = sorted(crops, key=lambda index: -crops[index].width)[:ORIENTATION_SAMPLE_RUNS]
         widest_confidence = float(np.median([character_confidence(readings[index]) for index in widest]))
         doubtful = [index for index, reading in readings.items()
                     if index not in page_numbers and character_confidence(reading) < min_character_confidence]
         narrowed = [narrowed_line(crops[index]) for index in doubtful]
+        narrowed_under = UNSEARCHED_CONFIDENCE_RATIO * NARROWED_MIN_CONFIDENCE if min_character_confidence > 0 else 0.0
         for position, reading, _ in iter_recognize(model, processor, narrowed, batch_size=batch_size, decoding=decoding,
                                                     num_beams=num_beams, progress=False, output_confidences=True,
-                                                    warn_of_sizes=False, old_umlauts=old_umlauts):
+                                                    warn_of_sizes=False, old_umlauts=old_umlauts,
+                                                    best_path_under=narrowed_under):
             index = doubtful[position]
             if character_confidence(reading) >= NARROWED_MIN_CONFIDENCE and (
                     character_confidence(reading) > character_confidence(readings[index])):
@@ -1745,7 +1762,8 @@ def read_page(image, recognizer, detector, batch_size: int = 32, decoding: str |
     without its dashes over them, its number read alone and written between dashes (`flanking_dashes`), orders the
     lines (`reading_order`), joins the pieces of a line that the detector found apart into one run (`join_line_pieces`),
     adds the ink it left out on a line as runs in their places along it (`missed_marks`),
-    reads each with `recognizer` (the model and processor of `load_recognizer`), reads those read with a
+    reads each with `recognizer` (the model and processor of `load_recognizer`; a run its best path reads too unsurely
+    to keep, by its best path alone: `UNSEARCHED_CONFIDENCE_RATIO`), reads those read with a
     `character_confidence` under `min_character_confidence` again narrowed (`narrowed_line`: double-width print), leaves
     out those still read so (marks that are not text; 0 keeps every run; a page number between dashes is kept: the
     dashes say it is text), joins the runs of each printed line and leaves out a line read as no letter or digit (a

@@ -66,7 +66,7 @@ def preferred_decoding(model) -> str:
 
 def _ctc_search(generate_kwargs: dict) -> dict:
     """The part of `generate_kwargs` that CTC decoding takes."""
-    return {"num_beams": generate_kwargs["num_beams"]} if generate_kwargs.get("num_beams") else {}
+    return {name: generate_kwargs[name] for name in ("num_beams", "best_path_under") if generate_kwargs.get(name)}
 
 
 def read_batch(model, inputs, decoding: str | None = None, **generate_kwargs):

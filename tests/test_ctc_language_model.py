@@ -119,3 +119,33 @@ def test_a_frame_all_but_certain_of_a_character_keeps_it_however_unlikely_the_la
     search = dict(language_model=model, language_model_weight=8.0, eos_token_id=EOS)
     assert ctc_prefix_beam_search(frames({4: 0.9}, {}, {3: 0.9999}, {}), BLANK, 4, **search) == [4, 3]
     assert ctc_prefix_beam_search(frames({4: 0.9}, {}, {3: 0.99}, {}), BLANK, 4, **search) == [4]
+
+
+def test_a_line_read_unsurely_by_its_best_path_is_not_searched_where_asked():
+    """`ctc_beam_decode(best_path_under=...)`: the hesitant line's best path reads "aa" at a character confidence of
+    sqrt(0.9 * 0.5) = 0.67; searched with the n-gram it reads "ab". Under a floor above 0.67 it reads "aa" (its best
+    path), under one below it "ab"; a line whose best path reads nothing is searched whatever the floor."""
+    import torch
+
+    from textrec.modeling.crnn.ctc_language_model import (CharacterNGramModel, best_path_character_confidence,
+                                                           ctc_beam_decode)
+
+    tables = count_character_ngrams(["ab"] * 20, VOCABULARY, VOCAB_SIZE, EOS, order=2, min_count=1)
+    model = CharacterNGramModel(2, VOCAB_SIZE, len(tables["ngram_keys"]), len(tables["history_keys"]))
+    for name, values in tables.items():
+        getattr(model, name).copy_(torch.as_tensor(values))
+    hesitant = frames({3: 0.9}, {}, {3: 0.5, 4: 0.45})
+    path, confidence = best_path_character_confidence(hesitant, BLANK)
+    assert path == [3, 3] and confidence == pytest.approx(math.sqrt(0.9 * 0.5))
+    assert best_path_character_confidence(frames({}, {3: 0.4}), BLANK) == ([], 0.0)
+
+    def read(log_probs, floor, fused=True):
+        logits = torch.as_tensor(log_probs, dtype=torch.float32)[None]
+        tokens = ctc_beam_decode(logits, BLANK, EOS, num_beams=4, language_model=model if fused else None,
+                                 language_model_weight=1.0, best_path_under=floor)[0].tolist()
+        return tokens[:tokens.index(EOS)]
+
+    assert read(hesitant, 0.0) == read(hesitant, 0.6) == [3, 4]
+    assert read(hesitant, 0.7) == [3, 3]
+    faint = frames({3: 0.4}, {3: 0.4})  # best path: nothing; searched: "a"
+    assert read(faint, 0.99, fused=False) == [3]

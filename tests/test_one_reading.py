@@ -241,6 +241,23 @@ def test_a_crnn_with_a_language_model_reads_alike_on_every_path(line_files, tmp_
     assert reloaded.generation_config.line_break_token_ids == [processor.tokenizer.convert_tokens_to_ids("e")]
 
 
+def test_iter_recognize_reads_lines_unsure_by_their_best_path_where_asked(line_files):
+    """`best_path_under`: a floor above every line's best-path character confidence reads each line by its best path,
+    one of 0 (the default) by the search, as `generate()` does."""
+    from textrec.processing.inference import iter_recognize
+
+    model, processor = crnn_with_language_model()
+    inputs = processor(images=line_files, return_tensors="pt")
+    best_path = processor.batch_decode(model.ctc_decode(**inputs, num_beams=1), skip_special_tokens=True)
+    expected = generated_texts(model, processor, line_files)
+
+    def texts(**options):
+        return [text for _, text, _ in iter_recognize(model, processor, line_files, progress=False, **options)]
+
+    assert texts() == texts(best_path_under=0.0) == expected != best_path
+    assert texts(best_path_under=1.01) == [text if text else searched for text, searched in zip(best_path, expected)]
+
+
 def release_files(name: str, tmp_path: Path, count: int = 2) -> list[str]:
     """The first `count` images of the release's own test data (its guard samples where it has them), as files."""
     from textrec.processing.data import load_text_recognition_dataset

@@ -159,6 +159,7 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
         return_dict_in_generate: bool = False,
         num_beams: int | None = None,
         generation_config: GenerationConfig | None = None,
+        best_path_under: float = 0.0,
         **kwargs,
     ) -> torch.LongTensor | CTCDecoderOutput:
         """Reads the images by CTC best path, or by prefix beam search where `num_beams` (default: the generation
@@ -168,6 +169,8 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
         Args:
             return_dict_in_generate: return a `CTCDecoderOutput` (the sequences with the logits they were read
                 from), as `generate()` does with this argument.
+            best_path_under: with beam search, a line whose best path's character confidence is under this is read
+                by its best path (`ctc_beam_decode`; a page reader's noise runs); 0.0 searches every line.
 
         Returns:
             `(batch, length)` token ids ending in eos and padded with the pad id (decode them with
@@ -189,6 +192,7 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
                 length_bonus=getattr(search, "length_bonus", 0.0),
                 skip_token_ids=frozenset(special - {None, self.config.pad_token_id}),
                 line_break_token_ids=frozenset(getattr(search, "line_break_token_ids", None) or ()),
+                best_path_under=best_path_under,
             )
         else:
             sequences = ctc_greedy_decode(
