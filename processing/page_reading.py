@@ -584,9 +584,10 @@ def _column_cut_crossed(boxes: np.ndarray, indices: list[int], line_height: floa
     return None if best is None else best[0]
 
 
-def _alike_heights(height: float, other: float) -> bool:
-    """Whether two runs are of like heights: the lower at least `JOINED_PIECES_MIN_HEIGHT_RATIO` of the taller."""
-    return bool(min(height, other) >= JOINED_PIECES_MIN_HEIGHT_RATIO * max(height, other))
+def _alike_heights(height, other):
+    """Whether two runs are of like heights: the lower at least `JOINED_PIECES_MIN_HEIGHT_RATIO` of the taller
+    (of arrays of heights, pair by pair)."""
+    return np.minimum(height, other) >= JOINED_PIECES_MIN_HEIGHT_RATIO * np.maximum(height, other)
 
 
 def _row_partners(boxes: np.ndarray, others: np.ndarray, apart_from_itself: bool = False) -> np.ndarray:
@@ -603,10 +604,7 @@ def _row_partners(boxes: np.ndarray, others: np.ndarray, apart_from_itself: bool
         np.fill_diagonal(beside, False)
     distance = np.maximum(others[None, :, 0] - boxes[:, None, 2], boxes[:, None, 0] - others[None, :, 2])
     nearest = np.argmin(np.where(beside, distance, np.inf), axis=1)
-    nearest_heights = other_heights[nearest]
-    taller = np.maximum(heights, nearest_heights)
-    alike = np.minimum(heights, nearest_heights) >= JOINED_PIECES_MIN_HEIGHT_RATIO * taller
-    return beside.any(axis=1) & alike
+    return beside.any(axis=1) & _alike_heights(heights, other_heights[nearest])
 
 
 def _side_box(side: np.ndarray, other: np.ndarray) -> bool:

@@ -82,7 +82,8 @@ def ctc_beam_decode(
     lengths = source_mask.long().sum(dim=1).tolist() if source_mask is not None else [logits.shape[1]] * len(logits)
     readings = []
     for row, length in zip(log_probs, lengths):
-        best_path, confidence = best_path_character_confidence(row[:length], blank_token_id)
+        best_path, confidence = (best_path_character_confidence(row[:length], blank_token_id) if best_path_under
+                                 else ([], 0.0))
         if best_path and confidence < best_path_under:
             readings.append(best_path)
         else:
