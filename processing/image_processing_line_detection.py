@@ -125,8 +125,9 @@ def light_gain(luminance: np.ndarray) -> np.ndarray:
     factor = max(1.0, min(height, width) / (4 * EVEN_LIGHT_SIDE))
     size = (round(width / factor) // 4 * 4, round(height / factor) // 4 * 4)
     small = np.asarray(Image.fromarray(luminance).resize(size, Image.Resampling.BOX), dtype=np.float32)
-    blocks = np.median(small.reshape(size[1] // 4, 4, size[0] // 4, 4).transpose(0, 2, 1, 3).reshape(
+    blocks = np.sort(small.reshape(size[1] // 4, 4, size[0] // 4, 4).transpose(0, 2, 1, 3).reshape(
         size[1] // 4, size[0] // 4, 16), axis=2)
+    blocks = (blocks[..., 7] + blocks[..., 8]) / 2  # each block's median (`np.median`'s, sorting 16 values being faster)
     window = max(3, round(EVEN_LIGHT_WINDOW * min(blocks.shape)))
     around = np.maximum(ndimage.median_filter(blocks, size=window, mode="nearest"), 1.0)
     gain = np.clip(float(np.percentile(around, EVEN_LIGHT_LEVEL)) / around, *EVEN_LIGHT_GAIN).astype(np.float32)

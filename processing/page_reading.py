@@ -65,7 +65,7 @@ from .image_processing_text_recognition import (
     weighted_median,
 )
 from .inference import LineReading, check_model_source, iter_recognize
-from .luminance import sparse_ink_contrast
+from .luminance import grey_percentiles, sparse_ink_contrast
 from .old_umlauts import write_page_umlauts_alike
 
 COLUMN_GAP_HEIGHTS = 0.8
@@ -691,6 +691,29 @@ def widened_along(mask: np.ndarray, size: int, axis: int) -> np.ndarray:
                                     origin=origin).astype(bool)
 
 
+def shifted_along(mask: np.ndarray, shifts: np.ndarray, axis: int) -> np.ndarray:
+    """`mask` (2-D) with each of its lines across `axis` moved along `axis` by its own shift: along axis 0, column c
+    holds at row r what `mask` holds at row `r + shifts[c]`; along axis 1, row r holds at column c what `mask` holds at
+    column `c + shifts[r]`; False where that lies outside. Lines of equal shift are moved together (a page levelled by
+    its skew: a few dozen slices rather than an index per pixel)."""
+    shifts = np.asarray(shifts, dtype=np.int64)
+    if not shifts.any():
+        return mask
+    length = mask.shape[axis]
+    result = np.zeros_like(mask)
+    changes = np.flatnonzero(np.diff(shifts)) + 1
+    for start, end in zip([0, *changes], [*changes, len(shifts)]):
+        shift = int(shifts[start])
+        given = slice(shift, None) if shift >= 0 else slice(0, max(length + shift, 0))
+        taken = slice(0, max(length - shift, 0)) if shift >= 0 else slice(-shift, None)
+        lines = slice(start, end)
+        if axis == 0:
+            result[taken, lines] = mask[given, lines]
+        else:
+            result[lines, taken] = mask[lines, given]
+    return result
+
+
 def closed_along(mask: np.ndarray, gap: int, axis: int) -> np.ndarray:
     """`mask` with its breaks of up to `2 * gap` pixels along `axis` closed: what `scipy.ndimage.binary_closing` gives
     with a line of `2 * gap + 1` pixels as its structure, by running maxima then minima."""
@@ -730,10 +753,7 @@ def horizontal_rules(grey: np.ndarray, polygons: Sequence[Polygon], light_text: 
     ink = _page_ink(grey, light_text)
     rows, columns = ink.shape
     # Level the page: row r of column c holds what lies on the page's slope through that row's left end.
-    shift = np.round(np.arange(columns) * math.tan(skew)).astype(np.int64)
-    if shift.any():
-        source = np.arange(rows)[:, None] + shift[None, :]
-        ink = np.where((source >= 0) & (source < rows), ink[np.clip(source, 0, rows - 1), np.arange(columns)], False)
+    ink = shifted_along(ink, np.round(np.arange(columns) * math.tan(skew)).astype(np.int64), axis=0)
     wander = max(1, round(RULE_WANDER_HEIGHTS * line_height))
     ink = closed_along(widened_along(ink, wander, axis=0), RULE_GAP, axis=1)
     padded = np.pad(ink, ((0, 0), (1, 1))).astype(np.int8)
@@ -817,12 +837,7 @@ def _levelled_ink(grey: np.ndarray, skew: float, cell: int, light_text: bool | N
     ink = _page_ink(grey, light_text)
     rows, columns = ink.shape[0] // cell, ink.shape[1] // cell
     ink = ink[:rows * cell, :columns * cell].reshape(rows, cell, columns, cell).any(axis=(1, 3))
-    shift = np.round(-np.arange(rows) * math.tan(skew)).astype(np.int64)
-    if shift.any():
-        source = np.arange(columns)[None, :] + shift[:, None]
-        ink = np.where((source >= 0) & (source < columns), ink[np.arange(rows)[:, None], np.clip(source, 0, columns - 1)],
-                       False)
-    return ink
+    return shifted_along(ink, np.round(-np.arange(rows) * math.tan(skew)).astype(np.int64), axis=1)
 
 
 def column_gutters(grey: np.ndarray, polygons: Sequence[Polygon],
@@ -1170,7 +1185,8 @@ def distinct_lines(grey: np.ndarray, boxes: Sequence[Sequence[float]], light_tex
     contrasts = []
     for x0, y0, x1, y1 in boxes:
         region = grey[max(int(y0), 0):max(int(y1), int(y0) + 1), max(int(x0), 0):max(int(x1), int(x0) + 1)]
-        contrasts.append(float(np.percentile(region, 60) - np.percentile(region, 5)) if region.size else 0.0)
+        paper, ink = grey_percentiles(region, (60, 5)) if region.size else (0.0, 0.0)
+        contrasts.append(float(paper - ink))
     if not contrasts:
         return []
     typical = float(np.median(contrasts))
@@ -1289,8 +1305,25 @@ def unevenly_lit(gain: np.ndarray, polygon: Polygon) -> bool:
 
 def paper_colour(page: Image.Image):
     """The page's paper colour (the 90th percentile of its grey), as a fill value for its mode."""
-    value = int(np.percentile(np.asarray(page.convert("L")), 90))
+    value = int(grey_percentiles(np.asarray(page.convert("L")), 90))
     return value if len(page.getbands()) == 1 else (value,) * len(page.getbands())
+
+
+MEDIAN_OF_NINE = ((1, 2), (4, 5), (7, 8), (0, 1), (3, 4), (6, 7), (1, 2), (4, 5), (7, 8), (0, 3), (5, 8), (4, 7),
+                  (3, 6), (1, 4), (2, 5), (4, 7), (4, 2), (6, 4), (4, 2))
+"""The 19 compare-exchanges after which the fifth of nine values is their median (Paeth's network, as in Devillard's
+`opt_med9`)."""
+
+
+def neighbourhood_medians(images: np.ndarray) -> np.ndarray:
+    """The median of each inner pixel's 3 x 3 neighbourhood in `images` (`(..., height, width)`), `(..., height - 2,
+    width - 2)`: `MEDIAN_OF_NINE`'s minima and maxima over the nine shifted views at once, the same values as a
+    median filter's, ten times faster than PIL's filter tile by tile."""
+    height, width = images.shape[-2:]
+    values = [images[..., row:height - 2 + row, column:width - 2 + column] for row in range(3) for column in range(3)]
+    for low, high in MEDIAN_OF_NINE:
+        values[low], values[high] = np.minimum(values[low], values[high]), np.maximum(values[low], values[high])
+    return values[4]
 
 
 def median_deviations(grey: np.ndarray) -> np.ndarray:
@@ -1302,13 +1335,11 @@ def median_deviations(grey: np.ndarray) -> np.ndarray:
     side = min(GRAIN_TILE_SIDE, height, width)
     if side < 3:
         return np.zeros(0, dtype=np.int16)
-    deviations = []
-    for top in np.linspace(0, height - side, GRAIN_TILES).round().astype(int):
-        for left in np.linspace(0, width - side, GRAIN_TILES).round().astype(int):
-            tile = np.ascontiguousarray(grey[top:top + side, left:left + side])
-            median = np.asarray(Image.fromarray(tile).filter(ImageFilter.MedianFilter(3)), dtype=np.int16)
-            deviations.append(np.abs(tile.astype(np.int16) - median)[1:-1, 1:-1].ravel())  # the tile's edge: no median
-    return np.concatenate(deviations)
+    tiles = np.stack([grey[top:top + side, left:left + side]
+                      for top in np.linspace(0, height - side, GRAIN_TILES).round().astype(int)
+                      for left in np.linspace(0, width - side, GRAIN_TILES).round().astype(int)])
+    # the tiles' edges have no full neighbourhood: their inner pixels only
+    return np.abs(tiles[:, 1:-1, 1:-1].astype(np.int16) - neighbourhood_medians(tiles)).ravel()
 
 
 def paper_grain(grey: np.ndarray) -> float:

@@ -178,25 +178,27 @@ def ctc_forced_path(log_probs: np.ndarray, token_ids: list[int], blank_token_id:
     for token in token_ids:
         states += [token, blank_token_id]
     frame_count, state_count = len(log_probs), len(states)
-    scores = np.full((frame_count, state_count), -np.inf)
-    came_from = np.zeros((frame_count, state_count), dtype=np.int64)
-    emissions = log_probs[:, states]
-    scores[0, 0] = emissions[0, 0]
-    if state_count > 1:
-        scores[0, 1] = emissions[0, 1]
+    emissions = log_probs[:, states].astype(np.float64)
     skippable = np.array([s >= 2 and states[s] != blank_token_id and states[s] != states[s - 2]
                           for s in range(state_count)])
+    skip_cost = np.where(skippable, 0.0, -np.inf)
+    # A frame's scores after two places of -inf: each state stays (scores[2:]), steps from the state before
+    # (scores[1:-1]) or skips a blank from two before (scores[:-2]); of equal ways, the first of these is kept.
+    scores = np.full(state_count + 2, -np.inf)
+    scores[2:4] = emissions[0, :2]
+    came_from = np.zeros((frame_count, state_count), dtype=np.int64)
+    state_numbers = np.arange(state_count)
     for frame in range(1, frame_count):
-        previous = scores[frame - 1]
-        stay, step = previous, np.concatenate([[-np.inf], previous[:-1]])
-        skip = np.where(skippable, np.concatenate([np.full(min(2, state_count), -np.inf), previous[:-2]]), -np.inf)
-        choices = np.stack([stay, step, skip])
-        best = choices.argmax(axis=0)
-        scores[frame] = choices[best, np.arange(state_count)] + emissions[frame]
-        came_from[frame] = np.arange(state_count) - best
+        stay, step, skip = scores[2:], scores[1:-1], scores[:-2] + skip_cost
+        stepped = step > stay
+        best = np.where(stepped, step, stay)
+        skipped = skip > best
+        came_from[frame] = state_numbers - np.where(skipped, 2, stepped)
+        scores[2:] = np.where(skipped, skip, best) + emissions[frame]
+    last = scores[2:]
     ends = [state_count - 1] + ([state_count - 2] if state_count > 1 else [])
-    state = max(ends, key=lambda end: scores[-1, end])
-    if not np.isfinite(scores[-1, state]):
+    state = max(ends, key=lambda end: last[end])
+    if not np.isfinite(last[state]):
         return None
     path = [state]
     for frame in range(frame_count - 1, 0, -1):

@@ -129,3 +129,31 @@ def test_the_command_prints_confidences_and_json(line_files, capsys):
     assert all(0.0 <= float(line.split("\t")[2]) <= 1.0 for line in rated)
     assert [(o["path"], o["text"]) for o in objects] == list(zip(line_files, texts))
     assert all("".join(c for c, _ in o["characters"]) == o["text"] and 0 <= o["confidence"] <= 1 for o in objects)
+
+
+def test_the_forced_path_is_the_most_probable_frame_path_that_reads_the_tokens():
+    """`ctc_forced_path` (Viterbi) against every frame path of a few frames: the path it gives reads the tokens and no
+    path that reads them is more probable; too few frames for the tokens give None."""
+    import itertools
+
+    import numpy as np
+
+    from textrec.processing.pipeline_text_recognition import ctc_forced_path
+
+    def collapsed(path):
+        return [token for frame, token in enumerate(path) if token != 0 and (frame == 0 or token != path[frame - 1])]
+
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        frames, vocab = int(rng.integers(1, 6)), 3
+        logits = rng.normal(size=(frames, vocab)) * (3.0 if trial % 2 else 0.5)
+        log_probs = (logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))).astype(np.float32)
+        tokens = [int(token) for token in rng.integers(1, vocab, size=int(rng.integers(0, 4)))]
+        reading = [path for path in itertools.product(range(vocab), repeat=frames) if collapsed(path) == tokens]
+        found = ctc_forced_path(log_probs, tokens, 0)
+        if not reading:
+            assert found is None
+            continue
+        score = lambda path: float(np.sum(log_probs[np.arange(frames), path], dtype=np.float64))
+        assert collapsed(found) == tokens
+        assert score(found) == pytest.approx(max(score(path) for path in reading), abs=1e-9)

@@ -807,6 +807,41 @@ def test_a_masks_widening_and_closing_along_an_axis_are_scipys_binary_ones(axis)
             assert np.array_equal(closed_along(mask, gap, axis), ndimage.binary_closing(mask, structure=line))
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_mask_shifted_line_by_line_is_what_indexing_each_pixel_gives(axis):
+    """`shifted_along` moves each line across `axis` by its own shift as indexing every pixel does (False where the
+    shift takes it off the mask), for a page's skews and for shifts longer than the mask."""
+    from textrec.processing.page_reading import shifted_along
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        mask = rng.random(tuple(rng.integers(1, 40, 2))) < 0.3
+        count, length = mask.shape[1 - axis], mask.shape[axis]
+        slope = rng.normal(0, 0.1 if trial % 2 else 3.0)
+        shifts = np.round(np.arange(count) * slope).astype(np.int64)
+        source = np.arange(length)[:, None] + shifts[None, :]  # (position along the axis, line)
+        inside = (source >= 0) & (source < length)
+        lines = np.broadcast_to(np.arange(count)[None, :], source.shape)
+        clipped = np.clip(source, 0, length - 1)
+        expected = np.where(inside, mask[clipped, lines] if axis == 0 else mask[lines, clipped], False)
+        assert np.array_equal(shifted_along(mask, shifts, axis), expected if axis == 0 else expected.T)
+
+
+def test_a_tiles_neighbourhood_medians_are_pils_median_filters():
+    """`neighbourhood_medians` (a sorting network over a stack of tiles) gives PIL's 3 x 3 median filter inside each
+    tile, with ties and without, as `paper_grain` measured the grain before."""
+    from PIL import ImageFilter
+
+    from textrec.processing.page_reading import neighbourhood_medians
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        tiles = rng.integers(0, rng.choice([4, 256]), size=(2, *rng.integers(3, 60, 2)), dtype=np.uint8)
+        for tile, medians in zip(tiles, neighbourhood_medians(tiles)):
+            filtered = np.asarray(Image.fromarray(tile).filter(ImageFilter.MedianFilter(3)))
+            assert np.array_equal(medians, filtered[1:-1, 1:-1])
+
+
 def test_a_skewed_line_is_cut_out_level():
     page = Image.new("L", (400, 200), 255)
     ImageDraw.Draw(page).text((50, 80), "level text", fill=0, font=ImageFont.load_default(size=30))
