@@ -186,3 +186,26 @@ def test_pages_of_other_documents_are_set_side_by_side_on_one_paper(tmp_path, mo
     assert abs(int(np.median(right_paper)) - 240) <= 2 and np.ptp(image[:, boxes[0, 2] + 2:boxes[5, 0] - 2]) <= 4
     right_print = image[boxes[5, 1] + 2:boxes[5, 3] - 2, boxes[5, 0] + 2:boxes[5, 2] - 2]
     assert np.median(right_print) <= 40
+
+
+def test_the_error_breakdown_splits_a_cer_into_kinds_that_add_up_to_it():
+    import error_breakdown
+
+    references = ["TOTAL 12.50", "THANK YOU", "abcdef", "RM 5", "ABCDEFG"]
+    hypotheses = ["TOTAL 12,50", "THANKYOU", "xyz", "RM 6", "ABCDEFG "]
+    result = error_breakdown.break_down(references, hypotheses)
+    total = sum(len(reference) for reference in references)
+    # `.` read `,` (a mark), a space left out, the third line not read (6 edits), `5` read `6`, a space added at a
+    # line's end (not stripped, as the CER does not strip it)
+    assert result["points"] == pytest.approx({"spaces": 2 / total, "marks": 1 / total, "letters and digits": 1 / total,
+                                              "lines under 50% read": 6 / total})
+    assert result["cer"] == pytest.approx(evaluate_cer(hypotheses, references))
+    assert result["substitutions"][:2] == [((".", ","), 1), (("5", "6"), 1)]
+    assert error_breakdown.kind_of("", "-") == "marks" and error_breakdown.kind_of(" ", "") == "spaces"
+    assert error_breakdown.kind_of("B", "8") == "letters and digits"
+
+
+def evaluate_cer(predictions, references):
+    from textrec.processing.metrics import evaluate_texts
+
+    return evaluate_texts(predictions, references)["cer"]

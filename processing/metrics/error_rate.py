@@ -16,7 +16,7 @@ the denominator, and the denominator is ``max(1, total reference length)``. So `
 import jiwer
 
 # Characters are compared as given: no stripping of leading or trailing spaces.
-_CHARACTERS = jiwer.ReduceToListOfListOfChars()
+CHARACTERS_AS_GIVEN = jiwer.ReduceToListOfListOfChars()
 # Words are separated by any run of whitespace, as with `str.split()`.
 _WORDS = jiwer.Compose(
     [
@@ -33,7 +33,7 @@ def _count_words(text: str) -> int:
 
 
 _UNITS = {
-    "character": (jiwer.process_characters, _CHARACTERS, len),
+    "character": (jiwer.process_characters, CHARACTERS_AS_GIVEN, len),
     "word": (jiwer.process_words, _WORDS, _count_words),
 }
 
