@@ -122,6 +122,47 @@ def test_the_detector_learns_a_page_and_keeps_shapes():
         model(pixel_values=torch.zeros(1, 3, 64, 64))
 
 
+def test_the_evaluated_detector_computes_what_its_layers_do_unfused():
+    """Evaluated, each batch norm folded into its convolution, the 1 x 1 convolutions as matrix products and the
+    pyramid's upsampling added in place give the logits of the layers run one by one (`nn.Sequential`,
+    `F.interpolate`); a feature map not exactly twice as large is still upsampled to its size."""
+    from torch.nn import functional as F
+
+    from textrec.modeling.line_detector.modeling_line_detector import add_upsampled, pointwise_convolution
+
+    torch.manual_seed(0)
+    model = LineDetectorForTextLineDetection(LineDetectorConfig(**TINY))
+    model.train()
+    model(pixel_values=torch.rand(2, 1, 128, 160))  # running statistics of their own
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.weight.data.uniform_(0.5, 1.5)
+            module.bias.data.uniform_(-0.5, 0.5)
+    model.eval()
+    pixel_values = torch.rand(1, 1, 128, 160)
+
+    def unfused(pixel_values):
+        features, hidden = [], pixel_values
+        for stage in model.stages:
+            hidden = torch.nn.Sequential.forward(stage[1], torch.nn.Sequential.forward(stage[0], hidden))
+            features.append(hidden)
+        kept = features[max(model.first_kept_stage - 1, 0):]
+        merged = model.lateral[-1](kept[-1])
+        for lateral, feature in zip(reversed(model.lateral[:-1]), reversed(kept[:-1])):
+            merged = lateral(feature) + F.interpolate(merged, size=feature.shape[2:], mode="nearest")
+        return model.head[1](torch.nn.Sequential.forward(model.head[0], merged)).squeeze(1)
+
+    with torch.no_grad():
+        expected = unfused(pixel_values)
+        torch.testing.assert_close(model(pixel_values=pixel_values).logits, expected, rtol=1e-4, atol=1e-5)
+        coarse, fine = torch.rand(1, 3, 4, 5), torch.rand(1, 3, 8, 10)
+        assert torch.equal(add_upsampled(fine.clone(), coarse), fine + F.interpolate(coarse, size=(8, 10), mode="nearest"))
+        odd = torch.rand(1, 3, 9, 11)
+        assert torch.equal(add_upsampled(odd.clone(), coarse), odd + F.interpolate(coarse, size=(9, 11), mode="nearest"))
+        convolution = torch.nn.Conv2d(3, 4, 1)
+        torch.testing.assert_close(pointwise_convolution(convolution, fine), convolution(fine))
+
+
 def test_light_pages_are_inverted_and_padding_is_paper():
     processor = LineDetectionImageProcessor(longest_edge=64)
     dark = Image.new("L", (64, 40), 20)
