@@ -31,6 +31,7 @@ from .pipeline_text_recognition import (
     available_decodings,
     batches_read_as_alone,
     character_confidences,
+    check_reading_options,
     preferred_decoding,
     read_batch,
     read_batch_with_confidences,
@@ -360,20 +361,7 @@ def iter_recognize(
     check_image_list(images)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if num_beams is not None and num_beams < 1:
-        raise ValueError(f"num_beams must be >= 1, got {num_beams}")
-    decoding = decoding or preferred_decoding(model)
-    if decoding not in DECODINGS:
-        raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
-    if decoding not in available_decodings(model):
-        if decoding == "ctc":
-            raise ValueError("decoding='ctc' needs a model trained with a CTC head (ctc_loss_weight > 0).")
-        if decoding == "joint":
-            raise ValueError(
-                f"decoding='joint' needs an attention decoder and a CTC head; {type(model).__name__} reads with "
-                f"{' or '.join(repr(name) for name in available_decodings(model))}."
-            )
-        raise ValueError(f"decoding='attention': {type(model).__name__} has no attention decoder; it reads with 'ctc'.")
+    decoding = check_reading_options(model, decoding, num_beams)
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if old_umlauts and decoding != "ctc":

@@ -55,6 +55,26 @@ def available_decodings(model) -> tuple[str, ...]:
     return tuple(available)
 
 
+def check_reading_options(model, decoding: str | None = None, num_beams: int | None = None) -> str:
+    """The decoding `model` reads with (`decoding`, default its `preferred_decoding`), once it is one the model has
+    and `num_beams` is a whole number of at least 1; else a `ValueError` saying what the model reads with."""
+    if num_beams is not None and (isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1):
+        raise ValueError(f"num_beams must be a whole number >= 1, got {num_beams!r}")
+    decoding = decoding or preferred_decoding(model)
+    if decoding not in DECODINGS:
+        raise ValueError(f"decoding must be one of {DECODINGS}, got {decoding!r}")
+    if decoding not in available_decodings(model):
+        if decoding == "ctc":
+            raise ValueError("decoding='ctc' needs a model trained with a CTC head (ctc_loss_weight > 0).")
+        if decoding == "joint":
+            raise ValueError(
+                f"decoding='joint' needs an attention decoder and a CTC head; {type(model).__name__} reads with "
+                f"{' or '.join(repr(name) for name in available_decodings(model))}."
+            )
+        raise ValueError(f"decoding='attention': {type(model).__name__} has no attention decoder; it reads with 'ctc'.")
+    return decoding
+
+
 def preferred_decoding(model) -> str:
     """The decoding a trained model reads best with, measured when it was packaged and kept in its generation
     config as `decoding`; `"attention"` (the decoder) when it says nothing."""
@@ -322,12 +342,23 @@ class TextRecognitionPipeline(Pipeline):
     _load_feature_extractor = False
     _load_tokenizer = False
 
-    def _sanitize_parameters(self, max_new_tokens=None, num_beams=None, decoding=None, return_confidence=None, **kwargs):
-        forward_kwargs = {}
-        if max_new_tokens is not None:
-            forward_kwargs["max_new_tokens"] = max_new_tokens
-        if num_beams is not None:
-            forward_kwargs["num_beams"] = num_beams
+    def _sanitize_parameters(self, max_new_tokens=None, num_beams=None, decoding=None, return_confidence=None,
+                             generate_kwargs=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} got unknown arguments {sorted(kwargs)}: it takes decoding, "
+                            f"num_beams, max_new_tokens, generate_kwargs (a dict of generate() arguments), "
+                            f"return_confidence and batch_size")
+        forward_kwargs = dict(generate_kwargs or {})
+        for name, value in (("max_new_tokens", max_new_tokens), ("num_beams", num_beams)):
+            if value is not None:
+                if name in forward_kwargs and forward_kwargs[name] != value:
+                    raise ValueError(f"{name} given twice: {value!r}, and {forward_kwargs[name]!r} in generate_kwargs")
+                forward_kwargs[name] = value
+        if "decoding" in forward_kwargs and decoding is not None and forward_kwargs["decoding"] != decoding:
+            raise ValueError(f"decoding given twice: {decoding!r}, and {forward_kwargs['decoding']!r} in generate_kwargs")
+        decoding = forward_kwargs.pop("decoding", decoding)
+        if decoding is not None or "num_beams" in forward_kwargs:
+            check_reading_options(self.model, decoding, forward_kwargs.get("num_beams"))
         if decoding is not None:
             forward_kwargs["decoding"] = decoding
         if return_confidence is not None:

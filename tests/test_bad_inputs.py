@@ -252,6 +252,34 @@ def test_training_and_evaluation_data_are_checked_before_training_and_the_good_r
 # ------------------------------------------------------------------------------------------------ recognition
 
 
+def test_the_pipeline_honours_generate_kwargs_and_refuses_options_it_cannot_read_by(sample_line_images):
+    """`generate_kwargs` (transformers' pipelines' way) reads as the same option given alone, and as `recognize()`
+    reads with it; beams under 1, a decoding the model lacks or an unknown one, an option given twice otherwise and
+    an unknown argument are refused, not read with the defaults; so is `generate(num_beams=0)`."""
+    model, processor = load_recognizer("crnn-lines")
+    reader = pipeline("text-recognition", model=model, processor=processor)
+    best_path = recognize(model, processor, sample_line_images, num_beams=1, progress=False).texts
+    searched = recognize(model, processor, sample_line_images, progress=False).texts
+    assert best_path != searched  # the lines tell the two readings apart
+    assert [row["generated_text"] for row in reader(sample_line_images)] == searched
+    for options in (dict(generate_kwargs={"num_beams": 1}), dict(num_beams=1), dict(generate_kwargs={"decoding": "ctc", "num_beams": 1})):
+        assert [row["generated_text"] for row in reader(sample_line_images, **options)] == best_path, options
+    refused = [
+        (dict(num_beams=0), ValueError, "num_beams must be a whole number >= 1"),
+        (dict(generate_kwargs={"num_beams": -2}), ValueError, "num_beams must be a whole number >= 1"),
+        (dict(decoding="foo"), ValueError, "decoding must be one of"),
+        (dict(decoding="attention"), ValueError, "has no attention decoder"),
+        (dict(num_beams=2, generate_kwargs={"num_beams": 3}), ValueError, "num_beams given twice"),
+        (dict(foo=1), TypeError, r"unknown arguments \['foo'\]"),
+    ]
+    for options, error, message in refused:
+        with pytest.raises(error, match=message):
+            reader(sample_line_images[:1], **options)
+    inputs = processor(images=sample_line_images[:1], return_tensors="pt")
+    with pytest.raises(ValueError, match="num_beams must be >= 1"):
+        model.generate(**inputs, num_beams=0)
+
+
 def test_nothing_to_read_gives_nothing(model_folder):
     model, processor = load_recognizer(str(model_folder))
     assert pipeline("text-recognition", model=model, processor=processor)([]) == []

@@ -205,6 +205,8 @@ class CTCReadingMixin:
         config = generate_kwargs.get("generation_config") or self.generation_config
         if ctc_weight is None:
             ctc_weight = getattr(config, "ctc_weight", None) or 0.3
+        if num_beams is not None and num_beams < 1:
+            raise ValueError(f"num_beams must be >= 1, got {num_beams}")
         num_beams = num_beams or config.num_beams or 1
         encoder_outputs = self.encoder(pixel_values, pixel_mask=pixel_mask)
         scorer = CTCPrefixScoreLogitsProcessor(

@@ -178,6 +178,8 @@ class CRNNForTextRecognition(CRNNPreTrainedModel, GenerationMixin):
         """
         outputs = self(pixel_values, pixel_mask=pixel_mask)
         search = generation_config if generation_config is not None else self.generation_config
+        if num_beams is not None and num_beams < 1:
+            raise ValueError(f"num_beams must be >= 1, got {num_beams}")
         num_beams = num_beams or search.num_beams or 1
         if num_beams > 1:
             special = {self.config.bos_token_id, self.config.eos_token_id, getattr(self.config, "unk_token_id", None)}
