@@ -19,8 +19,11 @@ import numpy as np
 from PIL import Image, ImageDraw
 from transformers.feature_extraction_utils import BatchFeature
 from transformers.image_processing_utils import BaseImageProcessor
+from transformers.utils import logging
 
-from .image_processing_text_recognition import MIN_INK_CONTRAST, ink_contrast, load_image, otsu_threshold
+from .image_processing_text_recognition import MIN_INK_CONTRAST, ink_contrast, load_image, otsu_threshold, weighted_median
+
+logger = logging.get_logger(__name__)
 
 Polygon = list[list[float]]
 """Four corners `[[x, y], ...]`: top left, top right, bottom right, bottom left of the line as it reads."""
@@ -149,6 +152,38 @@ CORE_INSET_RATIO = 0.25
 """How far a line's core starts inside each of its ends, in line heights (the default `core_inset_ratio`)."""
 PITCH_ESTIMATE_EDGE = 2560
 """A page's line pitch is measured on it scaled down to at most this longer side (never enlarged)."""
+LINE_HEIGHT_ESTIMATE_PIXELS = 1_500_000
+"""A page's line height is measured on it scaled down to at most this many pixels (never enlarged): about the
+detector's own view of an ordinary page, whatever the page's shape."""
+LINE_HEIGHT_ESTIMATE_SIDE = 1000
+"""... and to no less than this shorter side (or its own)."""
+LINE_HEIGHT_INK_DEPTH = 40
+"""Ink, for the line height: pixels this many grey levels darker than their neighbourhood's mean (faint dot-matrix
+print included, the paper's grain and a scan's dark surround left out)."""
+
+
+def estimate_line_height(grey: np.ndarray, strips: int = 16, min_height: int = 3) -> float | None:
+    """The height in pixels of a page's printed lines (8-bit grey, dark on light), on pages of any layout, regular or
+    not (receipts, forms): in each of `strips` vertical strips, the runs of rows holding ink (`LINE_HEIGHT_INK_DEPTH`;
+    rows one apart joined, as dot-matrix print's dots are) from `min_height` pixels to a tenth of the page high are
+    lines; the page's height is their ink-weighted median. None where fewer than two runs are found (a blank page)."""
+    from scipy import ndimage
+
+    ink_depth = 255.0 - grey.astype(np.float32)
+    ink = ink_depth - ndimage.uniform_filter(ink_depth, max(15, ink_depth.shape[0] // 30)) > LINE_HEIGHT_INK_DEPTH
+    height, width = ink.shape
+    runs, weights = [], []
+    for strip in range(strips):
+        columns = ink[:, strip * width // strips : (strip + 1) * width // strips]
+        rows = ndimage.binary_closing(columns.sum(axis=1) >= 2, np.ones(3, dtype=bool))
+        edges = np.diff(np.concatenate([[0], rows.astype(np.int8), [0]]))
+        for start, end in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
+            if min_height <= end - start <= height // 10:
+                runs.append(end - start)
+                weights.append(float(columns[start:end].sum()))
+    if len(runs) < 2:
+        return None
+    return weighted_median(np.asarray(runs, dtype=np.float64), np.asarray(weights))
 
 
 def estimate_line_pitch(grey: np.ndarray, strips: int = 8, min_pitch: int = 3) -> float | None:
@@ -208,7 +243,12 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         small_print_pitch (`float`, *optional*): a page whose line pitch (`estimate_line_pitch`) comes out under this
             many pixels at `longest_edge` is detected larger (`longest_edge_for`); None: every page at `longest_edge`.
         target_line_pitch (`float`): the line pitch such a page is brought to.
-        max_longest_edge (`int`): the largest longer side a page is detected at.
+        max_longest_edge (`int`): the largest longer side a page is detected at, for its small print (a page detected
+            larger for its lines' height may go beyond it, not beyond an A-series page's pixels at it: `max_pixels`).
+        small_print_line_height (`float`, *optional*): a page whose lines (`estimate_line_height`) come out under this
+            many pixels high at the side it would be detected at is detected larger (`longest_edge_for`): a long till
+            receipt, a strip of a few lines, whose print its longer side shrinks; None: not measured.
+        target_line_height (`float`): the line height such a page is brought to (at most twice its own size).
     """
 
     model_input_names = ["pixel_values"]
@@ -225,6 +265,8 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         small_print_pitch: float | None = 13.0,
         target_line_pitch: float = 20.0,
         max_longest_edge: int = 4096,
+        small_print_line_height: float | None = 6.5,
+        target_line_height: float = 12.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -242,18 +284,56 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         self.small_print_pitch = small_print_pitch
         self.target_line_pitch = target_line_pitch
         self.max_longest_edge = max_longest_edge
+        self.small_print_line_height = small_print_line_height
+        self.target_line_height = target_line_height
 
     def scale_for(self, width: int, height: int) -> float:
         """The factor a page of `width` x `height` pixels is scaled by."""
         return self.longest_edge / max(width, height)
 
+    @property
+    def max_pixels(self) -> int:
+        """The most pixels a page is detected at: an A-series page's whose longer side is `max_longest_edge`."""
+        return int(self.max_longest_edge ** 2 / math.sqrt(2))
+
     def longest_edge_for(self, image) -> int:
         """The longer side to detect this page at: `longest_edge`, or, for a page of small print (its line pitch at
         `longest_edge` under `small_print_pitch`), the side that brings its pitch to `target_line_pitch`, at most
-        `max_longest_edge` (and never beyond what brings the page to its own size twice over)."""
-        if self.small_print_pitch is None:
+        `max_longest_edge` (and never beyond what brings the page to its own size twice over); then, where its lines
+        would still be detected under `small_print_line_height` pixels high (a long receipt, a strip of lines: a page
+        shrunk to be detected), the side that brings them to `target_line_height`, at most twice the page's own size and
+        `max_pixels`, with a warning where even that leaves them under `small_print_line_height`."""
+        if self.small_print_pitch is None and self.small_print_line_height is None:
             return self.longest_edge
         grey = self.grey_page(image)
+        edge = self.longest_edge if self.small_print_pitch is None else self._edge_for_pitch(grey)
+        if self.small_print_line_height is None:
+            return edge
+        page_width, page_height = grey.size
+        page_side = max(page_width, page_height)
+        if edge >= page_side:  # detected at its own size or larger: its print is not shrunk
+            return edge
+        # a strip's shorter side is kept to `LINE_HEIGHT_ESTIMATE_SIDE`: a long receipt's print stays measurable
+        scale = min(1.0, max(math.sqrt(LINE_HEIGHT_ESTIMATE_PIXELS / (page_width * page_height)),
+                             LINE_HEIGHT_ESTIMATE_SIDE / min(page_width, page_height)))
+        if scale < 1.0:
+            grey = grey.resize((max(1, round(grey.width * scale)), max(1, round(grey.height * scale))), Image.Resampling.BILINEAR)
+        height = estimate_line_height(np.asarray(grey))
+        if height is None:
+            return edge
+        height_at_edge = height / scale * edge / page_side
+        if height_at_edge >= self.small_print_line_height:
+            return edge
+        largest = min(2 * page_side, int(page_side * math.sqrt(self.max_pixels / (page_width * page_height))))
+        enlarged = min(int(edge * self.target_line_height / height_at_edge), largest)
+        if enlarged * height_at_edge / edge < self.small_print_line_height:
+            logger.warning(f"a page of {page_width} x {page_height} pixels: its lines are "
+                           f"detected {enlarged * height_at_edge / edge:.1f} pixels high at most (under the "
+                           f"{self.small_print_line_height:g} the detector reads well); read it cut into parts")
+        return max(edge, enlarged)
+
+    def _edge_for_pitch(self, grey: Image.Image) -> int:
+        """`longest_edge`, or the larger side that brings a page of small print to `target_line_pitch`."""
         page_side = max(grey.size)
         scale = min(1.0, PITCH_ESTIMATE_EDGE / page_side)
         if scale < 1.0:

@@ -1600,10 +1600,57 @@ def test_a_page_of_small_print_is_detected_larger():
     small = printed_rows((2800, 4000), 24, columns=5)
     assert processor.longest_edge_for(small) == pytest.approx(1280 * 20 / (24 * 1280 / 4000), rel=0.05)
     assert processor.longest_edge_for(printed_rows((1000, 1400), 30)) == 1280  # 27 pixels at 1,280: as it is
-    processor.small_print_pitch = None
+    processor.small_print_pitch = processor.small_print_line_height = None
     assert processor.longest_edge_for(small) == 1280
-    processor = LineDetectionImageProcessor(max_longest_edge=2000)
+    processor = LineDetectionImageProcessor(max_longest_edge=2000, small_print_line_height=None)
     assert processor.longest_edge_for(small) == 2000
+
+
+def receipt_strip(size: tuple[int, int], lines: int = 20, pitch: int = 40) -> Image.Image:
+    """A till receipt's item lines (20-pixel type, `pitch` apart) at the top of a page of `size`, blank below."""
+    page = Image.new("L", size, 255)
+    draw = ImageDraw.Draw(page)
+    for line in range(lines):
+        draw.text((40, 40 + line * pitch), f"ITEM {line + 1:02d} WIDGET  {3.5 * (line + 1):8.2f}", fill=0, font_size=20)
+    return page
+
+
+def test_the_line_height_of_a_page_of_any_layout_is_measured():
+    from textrec.processing.image_processing_line_detection import estimate_line_height
+
+    # 20-pixel type: from the cap height to the descenders, about 15 pixels of ink a line
+    for size in ((900, 1200), (900, 3000)):
+        assert 12 <= estimate_line_height(np.asarray(receipt_strip(size))) <= 19
+    assert 12 <= estimate_line_height(np.asarray(printed_rows((1200, 1600), 24))) <= 21
+    assert estimate_line_height(np.full((800, 600), 240, dtype=np.uint8)) is None
+
+
+def test_a_long_receipt_or_a_wide_strip_is_detected_larger_and_read(caplog):
+    """A receipt's lines at the top of a page 7,000 pixels long were detected at 1,280 pixels along it, 3 pixels high,
+    and read as 19 lines of junk; it is detected larger, within the pixels' limit, and read right; so is a strip 8,848
+    pixels wide of two lines. A page not shrunk to be detected, or whose lines are high enough, is as before;
+    one whose lines stay too small at the limit is detected at the limit, with a warning."""
+    processor = LineDetectionImageProcessor()
+    assert processor.longest_edge_for(receipt_strip((900, 1200))) == 1280
+    long_receipt = receipt_strip((900, 7000))
+    edge = processor.longest_edge_for(long_receipt)
+    assert 4000 <= edge <= 2 * 7000 and 900 * 7000 * (edge / 7000) ** 2 <= processor.max_pixels
+    wide = Image.new("L", (8848, 300), 255)
+    ImageDraw.Draw(wide).text((40, 100), "FIRST LINE OF TEXT", fill=0, font_size=20)
+    ImageDraw.Draw(wide).text((40, 160), "SECOND LINE 12.50", fill=0, font_size=20)
+    assert processor.longest_edge_for(wide) > 4000
+    from textrec.processing.inference import load_recognizer
+    from textrec.processing.page_reading import load_line_detector, read_page
+
+    recognizer, detector = load_recognizer("crnn-lines"), load_line_detector("line-detector")
+    expected = [f"ITEM {line + 1:02d} WIDGET {3.5 * (line + 1):.2f}" for line in range(20)]
+    read = [line.text for line in read_page(long_receipt, recognizer, detector).lines]
+    assert sum(text.replace(" ", "") == line.replace(" ", "") for text, line in zip(read, expected)) >= 18, read
+    small_limit = LineDetectionImageProcessor(max_longest_edge=1000)
+    with caplog.at_level("WARNING"):
+        edge = small_limit.longest_edge_for(long_receipt)
+    assert 1280 < edge and 900 * 7000 * (edge / 7000) ** 2 <= small_limit.max_pixels < 900 * 7000 * ((edge + 2) / 7000) ** 2
+    assert "read it cut into parts" in caplog.text
 
 
 def test_a_page_a_few_pixels_across_reads_as_no_line_without_numpy_warnings():
