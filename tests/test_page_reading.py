@@ -1554,6 +1554,31 @@ def test_recognize_page_prints_lines_json_and_hocr(trained_detector, tmp_path, c
         recognize_cli.run(["--model", "crnn-lines", "--no_auto_rotate", page])  # how pages are read
 
 
+def test_the_exported_detectors_card_snippet_finds_a_photos_lines_where_they_stand(tmp_path):
+    """The `Use` snippet of the card `textrec-export` writes for `line-detector`, run as written on a JPEG stored on its
+    side with an EXIF orientation (as phones store photos), gives the lines' boxes on the upright page: the processor
+    reads the image upright, so the snippet's target size is the upright one's."""
+    import re
+
+    from textrec.processing.page_reading import detect_lines, load_line_detector
+    from textrec.scripts import export as export_cli
+
+    export_cli.run(["--model", "line-detector", "--output_dir", str(tmp_path / "exported")])
+    card = (tmp_path / "exported" / "README.md").read_text()
+    snippet = re.search(r"## Use\n.*?```python\n(.*?)```", card, re.S).group(1)
+    upright = receipt_strip((900, 1200), lines=12).convert("RGB")
+    exif = Image.Exif()
+    exif[0x0112] = 6  # stored turned a quarter counter-clockwise: shown turned back clockwise
+    upright.transpose(Image.Transpose.ROTATE_90).save(tmp_path / "photo.jpg", exif=exif, quality=95)
+    snippet = re.sub(r'"[^"]*line-detector"', repr(str(tmp_path / "exported")), snippet)
+    snippet = snippet.replace('"page.png"', repr(str(tmp_path / "photo.jpg")))
+    namespace = {}
+    exec(compile(snippet, "card snippet", "exec"), namespace)
+    expected = np.asarray(detect_lines(*load_line_detector("line-detector"), upright)["boxes"])
+    found = np.asarray(namespace["lines"]["boxes"])
+    assert len(expected) >= 12 and found.shape == expected.shape and np.abs(found - expected).max() < 4
+
+
 def test_training_continues_from_the_released_detector_by_its_short_name():
     from textrec.model_cards import released_model_path
     from textrec.processing.training.line_detection import LineDetectorModelArguments, build_detector

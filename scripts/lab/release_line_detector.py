@@ -54,12 +54,12 @@ to its line. A page is scaled to 1,280 pixels on its longer side; light text on 
 
 ```python
 import torch
-from PIL import Image
+from PIL import Image, ImageOps
 from transformers import AutoImageProcessor, AutoModel
 
 model = AutoModel.from_pretrained("{repo}", trust_remote_code=True).eval()
 processor = AutoImageProcessor.from_pretrained("{repo}", trust_remote_code=True)
-page = Image.open("page.png")
+page = ImageOps.exif_transpose(Image.open("page.png"))  # a phone photo upright, as the processor reads it
 with torch.no_grad():
     outputs = model(**processor.preprocess([page], return_tensors="pt"))
 lines = processor.post_process_line_detection(outputs, target_sizes=[(page.height, page.width)])[0]
