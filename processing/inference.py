@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForImageTextToText, AutoProcessor
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
-from textrec.model_cards import released_model_names, resolve_model_path
+from textrec.model_cards import released_detector_names, released_model_names, resolve_model_path
 from textrec.modeling import ARCHITECTURES, LineDetectorConfig
 
 from .checkpoints import load_pretrained
@@ -148,7 +148,8 @@ def check_model_source(model_name_or_path: str, required_files: Sequence[str] = 
         check_model_kind(resolved, model_name_or_path, detector="tokenizer.json" not in required_files)
         check_model_folder(resolved, required_files)
     elif looks_like_a_path(resolved) or (os.environ.get("HF_HUB_OFFLINE") == "1" and not in_hub_cache(resolved)):
-        released = ", ".join(released_model_names()) or "none installed"
+        detector = "tokenizer.json" not in required_files
+        released = ("detectors: " if detector else "") + (", ".join(released_detector_names() if detector else released_model_names()) or "none installed")
         offline = "" if looks_like_a_path(resolved) else (
             ", and no Hub model of that name in the local cache (offline mode, HF_HUB_OFFLINE=1: nothing is downloaded)")
         raise FileNotFoundError(

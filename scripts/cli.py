@@ -75,7 +75,8 @@ def check_old_umlauts(args: argparse.Namespace, model) -> None:
 
     decoding = args.decoding or preferred_decoding(model)
     if args.old_umlauts and decoding != "ctc":
-        raise ValueError(f"--old_umlauts needs a CTC reading (--decoding ctc); {args.model} reads with {decoding}")
+        asked = f"--decoding {decoding} was asked" if args.decoding else f"{args.model} reads with {decoding}"
+        raise ValueError(f"--old_umlauts needs a CTC reading (--decoding ctc); {asked}")
 
 
 def resolve_device(name: str) -> str:
@@ -154,6 +155,9 @@ def run_command(
         if cache_help and any(argument in HELP_FLAGS for argument in argv):
             return answer_help_from_cache(prog, run, argv)
         return run(argv)
+    except BrokenPipeError:  # the reader of the output went away (`| head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit would fail again
+        raise SystemExit(141) from None
     except EXPECTED_ERRORS as error:
         if debug:
             raise

@@ -137,7 +137,12 @@ def run(argv: list[str] | None = None) -> Path:
         raise SystemExit("textrec-export: --dtype applies to Hub folders; --format onnx writes fp32 and int8 models")
     check_output_dir(args.output_dir)
     if args.format == "onnx":
+        from textrec.model_cards import resolve_model_path
         from textrec.processing.onnx_export import export_onnx
+
+        if Path(resolve_model_path(args.model)).is_dir() and is_line_detector(Path(resolve_model_path(args.model))):
+            raise SystemExit(f"textrec-export: --format onnx exports text recognizers; {args.model} is a text-line "
+                             "detector: export it as a Hub folder (without --format onnx)")
 
         check_not_a_training_run(Path(args.output_dir))
         folder = export_onnx(args.model, args.output_dir, overwrite=args.overwrite_output_dir)

@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--page", action="store_true",
                         help="Each image is a whole page: find its lines with the text-line detector (--detector), read "
                         "them with --model and print them in reading order (columns, then lines top to bottom).")
-    parser.add_argument("--detector", default=DEFAULT_DETECTOR,
+    parser.add_argument("--detector", default=None,
                         help=f"With --page: the text-line detector (a released name, a folder or a Hub id; default "
                         f"{DEFAULT_DETECTOR}).")
     parser.add_argument("--min_character_confidence", type=unit_interval, default=None,
@@ -196,6 +196,10 @@ def run(argv: list[str] | None = None) -> list[str | None]:
         parser.error("--no_auto_rotate is how pages are read: use it with --page")
     if args.pdf_dpi is not None and not args.page:
         parser.error("--pdf_dpi is how PDF pages are rendered: use it with --page")
+    if args.detector is not None and not args.page:
+        parser.error("--detector finds a page's lines: use it with --page")
+    if args.min_character_confidence is not None and not args.page:
+        parser.error("--min_character_confidence leaves out a page's unsure runs: use it with --page")
     pdfs = [name for name in args.images if is_pdf(name)]
     if pdfs and not args.page:
         parser.error(f"{pdfs[0]} is a PDF, a document of pages: read it with --page")
@@ -330,7 +334,7 @@ def read_pages(paths: list[Path], recognizer, args: argparse.Namespace, device: 
     from textrec.processing.page_reading import PageReading, load_line_detector, read_page
     from textrec.processing.searchable_pdf import require_pdf_writer, write_searchable_pdf
 
-    detector = load_line_detector(args.detector, device=device)
+    detector = load_line_detector(args.detector or DEFAULT_DETECTOR, device=device)
     sources = page_sources(paths)
     total = sum(1 if source.pages is None else max(source.pages, 1) for source in sources)
     if args.output_format == "hocr" and total > 1 and not args.output_dir:

@@ -1579,6 +1579,18 @@ def test_the_exported_detectors_card_snippet_finds_a_photos_lines_where_they_sta
     assert len(expected) >= 12 and found.shape == expected.shape and np.abs(found - expected).max() < 4
 
 
+@pytest.mark.parametrize("options", [["--detector", "line-detector"], ["--min_character_confidence", "0.5"],
+                                     ["--no_auto_rotate"], ["--pdf_dpi", "200"]])
+def test_page_options_without_page_are_refused_not_ignored(options, tmp_path, capsys):
+    """An option of the page reader given to the line reader is refused, naming `--page`, before any model loads."""
+    from textrec.scripts import recognize as recognize_cli
+
+    Image.new("L", (120, 32), 255).save(tmp_path / "line.png")
+    with pytest.raises(SystemExit):
+        recognize_cli.run(["--model", "crnn-lines", *options, str(tmp_path / "line.png")])
+    assert "use it with --page" in capsys.readouterr().err
+
+
 def test_training_continues_from_the_released_detector_by_its_short_name():
     from textrec.model_cards import released_model_path
     from textrec.processing.training.line_detection import LineDetectorModelArguments, build_detector
