@@ -169,6 +169,18 @@ def format_reading(path: Path, reading, error: str | None, args: argparse.Namesp
     return f"{line}\t{reading.confidence:.3f}" if args.show_confidence else line
 
 
+def keep_every_line_printable() -> None:
+    """Where the output's encoding cannot write every character textrec reads (a Windows console's cp1252 has no `ſ`),
+    those it cannot write are printed as `\\u017f` escapes, and a note says how to get them as they are: a line that
+    would stop the run, and every line after it, stays."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    if encoding.lower().replace("-", "") in ("utf8", "utf16", "utf32") or not hasattr(sys.stdout, "reconfigure"):
+        return
+    sys.stdout.reconfigure(errors="backslashreplace")
+    print(f"textrec-recognize: the output is written in {encoding}: characters it lacks are printed as \\u escapes "
+          "(PYTHONIOENCODING=utf-8 prints them as they are)", file=sys.stderr)
+
+
 def run(argv: list[str] | None = None) -> list[str | None]:
     """Prints each image's text (or `path<TAB>text`) as soon as its batch is read, in order. An image that
     cannot be read gets a line on stderr naming it and why, the others are read all the same, and a summary
@@ -181,6 +193,7 @@ def run(argv: list[str] | None = None) -> list[str | None]:
     from textrec.processing.inference import DECODINGS, iter_recognize, load_recognizer
 
     transformers_logging.disable_progress_bar()  # a bar for loading a few MB of weights on every run is noise
+    keep_every_line_printable()
 
     if args.decoding is not None and args.decoding not in DECODINGS:
         parser.error(f"argument --decoding: invalid choice: {args.decoding!r} (choose from {', '.join(DECODINGS)})")

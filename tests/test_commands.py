@@ -116,3 +116,18 @@ def test_ctrl_c_is_one_line_saying_what_was_kept_and_exits_130(capsys):
     assert capsys.readouterr().err.strip() == "textrec-train: interrupted; its checkpoints are kept"
     with pytest.raises(KeyboardInterrupt):  # --debug keeps the traceback
         cli.run_command("textrec-train", interrupted, ["--debug"])
+
+
+def test_an_output_that_cannot_write_a_character_keeps_every_line(monkeypatch, capsys):
+    """Printed to a cp1252 console, a reading with a long s (which cp1252 lacks) is written with it escaped, and the
+    lines after it still print, instead of the run stopping at it."""
+    import io
+
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="cp1252"))
+    recognize_cli.keep_every_line_printable()
+    print("Waſſer")
+    print("next line")
+    sys.stdout.flush()
+    assert raw.getvalue().decode("cp1252").splitlines() == ["Wa\\u017f\\u017fer", "next line"]
+    assert "PYTHONIOENCODING=utf-8" in capsys.readouterr().err
