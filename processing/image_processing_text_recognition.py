@@ -427,7 +427,7 @@ def _row_bands(row_ink: np.ndarray, least: float) -> list[list[int]]:
 def row_profile_line_count(luminance: np.ndarray) -> int:
     """How many lines of text an 8-bit luminance image (dark text on light) holds, by its row profile: the ink
     (darker than `otsu_threshold`) less the rules (`rule_pixels`: a form's boxes around a field, underlines),
-    bands of rows holding ink (more than 1% of the row and `BAND_MIN_INK_SHARE` of the inkiest row's ink), bands closer
+    bands of rows holding ink (more than 1% of the ink's reach across the image and `BAND_MIN_INK_SHARE` of the inkiest row's ink), bands closer
     than a quarter of a typical band's height merged (a line's accents, dots, descenders, and the rows where a
     sloping handwritten line's ascenders thin out), and bands under half that height not counted (the edges of
     neighbouring lines); and the short lines apart from them (`SHORT_LINE_MIN_INK_SHARE`). A typical band's height is
@@ -439,7 +439,7 @@ def row_profile_line_count(luminance: np.ndarray) -> int:
     row_ink = (ink & ~rule_pixels(ink)).sum(axis=1)
     if not row_ink.any():
         return 0
-    least = 0.01 * luminance.shape[1]
+    least = 0.01 * _ink_reach(ink)  # of the ink's reach, not of the image's width: a strip's few words at its left
     bands = _row_bands(row_ink, max(least, BAND_MIN_INK_SHARE * row_ink.max()))
     if not bands:  # the inkiest row holds under 1% of the image's width: specks
         return 0

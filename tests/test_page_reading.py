@@ -1683,6 +1683,8 @@ def test_a_long_receipt_or_a_wide_strip_is_detected_larger_and_read(caplog):
     expected = [f"ITEM {line + 1:02d} WIDGET {3.5 * (line + 1):.2f}" for line in range(20)]
     read = [line.text for line in read_page(long_receipt, recognizer, detector).lines]
     assert sum(text.replace(" ", "") == line.replace(" ", "") for text, line in zip(read, expected)) >= 18, read
+    # its rows' ink counted against the ink's reach, not the strip's width: two lines, not a line image
+    assert [line.text for line in read_page(wide, recognizer, detector).lines] == ["FIRST LINE OF TEXT", "SECOND LINE 12.50"]
     small_limit = LineDetectionImageProcessor(max_longest_edge=1000)
     with caplog.at_level("WARNING"):
         edge = small_limit.longest_edge_for(long_receipt)
