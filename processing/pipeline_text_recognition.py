@@ -329,7 +329,9 @@ class TextRecognitionPipeline(Pipeline):
     """Recognizes the text of line images with a textrec (or any image-to-text `generate()`) model.
 
     Call arguments: `decoding` (`"attention"`, `"ctc"` or `"joint"`; default: the model's `preferred_decoding`),
-    `max_new_tokens` and `num_beams` for `generate()`; `return_confidence=True` adds `"confidence"` (the line's)
+    `max_new_tokens` and `num_beams` for `generate()`, or in `generate_kwargs` (a dict, as transformers' pipelines take
+    them); beams under 1, a decoding the model lacks and unknown arguments are refused (`check_reading_options`);
+    `return_confidence=True` adds `"confidence"` (the line's)
     and `"characters"` (`[{"character": ..., "confidence": ...}, ...]`) beside `"generated_text"`, the text
     unchanged (`read_batch_with_confidences`); `batch_size` as for every pipeline. An empty list of
     images gives an empty list. An image far outside what the model reads (tiny, or of an extreme aspect
