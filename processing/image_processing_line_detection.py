@@ -162,6 +162,13 @@ LINE_HEIGHT_INK_DEPTH = 40
 print included, the paper's grain and a scan's dark surround left out)."""
 
 
+def scaled_down(page: Image.Image, scale: float) -> Image.Image:
+    """`page` scaled by `scale` (bilinear) where it is under 1, for a measurement of its lines; else as it is."""
+    if scale >= 1.0:
+        return page
+    return page.resize((max(1, round(page.width * scale)), max(1, round(page.height * scale))), Image.Resampling.BILINEAR)
+
+
 def estimate_line_height(grey: np.ndarray, strips: int = 16, min_height: int = 3) -> float | None:
     """The height in pixels of a page's printed lines (8-bit grey, dark on light), on pages of any layout, regular or
     not (receipts, forms): in each of `strips` vertical strips, the runs of rows holding ink (`LINE_HEIGHT_INK_DEPTH`;
@@ -316,8 +323,7 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         # a strip's shorter side is kept to `LINE_HEIGHT_ESTIMATE_SIDE`: a long receipt's print stays measurable
         scale = min(1.0, max(math.sqrt(LINE_HEIGHT_ESTIMATE_PIXELS / (page_width * page_height)),
                              LINE_HEIGHT_ESTIMATE_SIDE / min(page_width, page_height)))
-        if scale < 1.0:
-            grey = grey.resize((max(1, round(grey.width * scale)), max(1, round(grey.height * scale))), Image.Resampling.BILINEAR)
+        grey = scaled_down(grey, scale)
         height = estimate_line_height(np.asarray(grey))
         if height is None:
             return edge
@@ -336,8 +342,7 @@ class LineDetectionImageProcessor(BaseImageProcessor):
         """`longest_edge`, or the larger side that brings a page of small print to `target_line_pitch`."""
         page_side = max(grey.size)
         scale = min(1.0, PITCH_ESTIMATE_EDGE / page_side)
-        if scale < 1.0:
-            grey = grey.resize((max(1, round(grey.width * scale)), max(1, round(grey.height * scale))), Image.Resampling.BILINEAR)
+        grey = scaled_down(grey, scale)
         pitch = estimate_line_pitch(np.asarray(grey))
         if pitch is None:
             return self.longest_edge

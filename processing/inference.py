@@ -144,12 +144,13 @@ def check_model_source(model_name_or_path: str, required_files: Sequence[str] = 
         ValueError: a file is empty or cut short; the tokenizer has more tokens than the model's vocabulary.
     """
     resolved = resolve_model_path(model_name_or_path)
+    detector = "tokenizer.json" not in required_files  # a detector's folder has no tokenizer
     if Path(resolved).is_dir():
-        check_model_kind(resolved, model_name_or_path, detector="tokenizer.json" not in required_files)
+        check_model_kind(resolved, model_name_or_path, detector=detector)
         check_model_folder(resolved, required_files)
     elif looks_like_a_path(resolved) or (os.environ.get("HF_HUB_OFFLINE") == "1" and not in_hub_cache(resolved)):
-        detector = "tokenizer.json" not in required_files
-        released = ("detectors: " if detector else "") + (", ".join(released_detector_names() if detector else released_model_names()) or "none installed")
+        names = released_detector_names() if detector else released_model_names()
+        released = ("detectors: " if detector else "") + (", ".join(names) or "none installed")
         offline = "" if looks_like_a_path(resolved) else (
             ", and no Hub model of that name in the local cache (offline mode, HF_HUB_OFFLINE=1: nothing is downloaded)")
         raise FileNotFoundError(

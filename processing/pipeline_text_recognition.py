@@ -351,18 +351,13 @@ class TextRecognitionPipeline(Pipeline):
                             f"num_beams, max_new_tokens, generate_kwargs (a dict of generate() arguments), "
                             f"return_confidence and batch_size")
         forward_kwargs = dict(generate_kwargs or {})
-        for name, value in (("max_new_tokens", max_new_tokens), ("num_beams", num_beams)):
+        for name, value in (("max_new_tokens", max_new_tokens), ("num_beams", num_beams), ("decoding", decoding)):
             if value is not None:
                 if name in forward_kwargs and forward_kwargs[name] != value:
                     raise ValueError(f"{name} given twice: {value!r}, and {forward_kwargs[name]!r} in generate_kwargs")
                 forward_kwargs[name] = value
-        if "decoding" in forward_kwargs and decoding is not None and forward_kwargs["decoding"] != decoding:
-            raise ValueError(f"decoding given twice: {decoding!r}, and {forward_kwargs['decoding']!r} in generate_kwargs")
-        decoding = forward_kwargs.pop("decoding", decoding)
-        if decoding is not None or "num_beams" in forward_kwargs:
-            check_reading_options(self.model, decoding, forward_kwargs.get("num_beams"))
-        if decoding is not None:
-            forward_kwargs["decoding"] = decoding
+        if "decoding" in forward_kwargs or "num_beams" in forward_kwargs:
+            check_reading_options(self.model, forward_kwargs.get("decoding"), forward_kwargs.get("num_beams"))
         if return_confidence is not None:
             forward_kwargs["return_confidence"] = bool(return_confidence)
         return {}, forward_kwargs, {}

@@ -140,7 +140,8 @@ def run(argv: list[str] | None = None) -> Path:
         from textrec.model_cards import resolve_model_path
         from textrec.processing.onnx_export import export_onnx
 
-        if Path(resolve_model_path(args.model)).is_dir() and is_line_detector(Path(resolve_model_path(args.model))):
+        source = Path(resolve_model_path(args.model))
+        if source.is_dir() and is_line_detector(source):
             raise SystemExit(f"textrec-export: --format onnx exports text recognizers; {args.model} is a text-line "
                              "detector: export it as a Hub folder (without --format onnx)")
 
